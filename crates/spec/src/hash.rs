@@ -1,0 +1,107 @@
+//! SHA-256 entry points used for merkleization.
+//!
+//! Every node hash in the trie is SHA-256 of exactly 32 or 64 bytes, so the
+//! padding block is known in advance. Calling the compression function
+//! directly (SHA-NI through `sha2` where the CPU has it) skips the streaming
+//! buffer of the `Digest` API; [`hash64`] costs two compressions, [`hash32`]
+//! one. Key derivation, which is not on the hot path, uses [`sha256`].
+
+use sha2::{Digest, Sha256};
+
+/// A 32-byte node hash.
+pub type Hash = [u8; 32];
+
+/// The hash of an empty node, and the root of the empty tree.
+pub const ZERO_HASH: Hash = [0u8; 32];
+
+const INITIAL_STATE: [u32; 8] = [
+    0x6a09_e667,
+    0xbb67_ae85,
+    0x3c6e_f372,
+    0xa54f_f53a,
+    0x510e_527f,
+    0x9b05_688c,
+    0x1f83_d9ab,
+    0x5be0_cd19,
+];
+
+/// Padding block for a 64-byte message: 0x80, zeros, bit length 512.
+const PAD_AFTER_64_BYTES: [u8; 64] = {
+    let mut block = [0u8; 64];
+    block[0] = 0x80;
+    block[62] = 0x02;
+    block
+};
+
+fn state_to_bytes(state: &[u32; 8]) -> Hash {
+    let mut out = [0u8; 32];
+    for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
+        chunk.copy_from_slice(&word.to_be_bytes());
+    }
+    out
+}
+
+/// SHA-256 of a 64-byte message.
+#[inline]
+pub fn hash64(message: &[u8; 64]) -> Hash {
+    let mut state = INITIAL_STATE;
+    let blocks = [*message, PAD_AFTER_64_BYTES];
+    sha2::block_api::compress256(&mut state, &blocks);
+    state_to_bytes(&state)
+}
+
+/// SHA-256 of the concatenation of two 32-byte values (an internal node or a
+/// stem-subtree pair).
+#[inline]
+pub fn hash_pair(left: &Hash, right: &Hash) -> Hash {
+    let mut message = [0u8; 64];
+    message[..32].copy_from_slice(left);
+    message[32..].copy_from_slice(right);
+    hash64(&message)
+}
+
+/// SHA-256 of a 32-byte message (a leaf value).
+#[inline]
+pub fn hash32(message: &[u8; 32]) -> Hash {
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(message);
+    block[32] = 0x80;
+    block[62] = 0x01; // bit length 256
+    let mut state = INITIAL_STATE;
+    sha2::block_api::compress256(&mut state, &[block]);
+    state_to_bytes(&state)
+}
+
+/// SHA-256 of an arbitrary byte string.
+pub fn sha256(message: &[u8]) -> Hash {
+    Sha256::digest(message).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_size_entry_points_match_streaming_sha256() {
+        for seed in 0u8..=255 {
+            let mut m64 = [0u8; 64];
+            for (i, b) in m64.iter_mut().enumerate() {
+                *b = seed.wrapping_mul(31).wrapping_add(i as u8);
+            }
+            assert_eq!(hash64(&m64), sha256(&m64));
+            let m32: [u8; 32] = m64[..32].try_into().expect("32 bytes");
+            assert_eq!(hash32(&m32), sha256(&m32));
+            let (l, r) = m64.split_at(32);
+            let (l, r): (Hash, Hash) = (l.try_into().expect("32"), r.try_into().expect("32"));
+            assert_eq!(hash_pair(&l, &r), sha256(&m64));
+        }
+    }
+
+    #[test]
+    fn hash_of_zero_leaf_is_the_spec_constant() {
+        // Section 6: a present zero value hashes to 0x66687aad...2925.
+        let h = hash32(&[0u8; 32]);
+        assert_eq!(h[..4], [0x66, 0x68, 0x7a, 0xad]);
+        assert_eq!(h[30..], [0x29, 0x25]);
+    }
+}

@@ -1,0 +1,40 @@
+//! # ubt-spec
+//!
+//! The pure core of ubt: EIP-7864 unified binary trie as go-ethereum
+//! v1.17.10 implements it, bit for bit. No I/O.
+//!
+//! * [`key`]: tree keys (`get_tree_key`, account header, storage and code-chunk keys).
+//! * [`basic_data`], [`chunk`]: the account header leaf and code chunking.
+//! * [`hash`], [`stem`]: SHA-256 merkleization of internal and stem nodes.
+//! * [`reference`]: the obviously-correct oracle tree.
+//! * [`fast`]: the arena-based, dirty-tracking, parallel in-memory tree.
+//! * [`account`]: geth's account-level operations over any [`StateTree`].
+//! * [`view`]: read-only structural access used by [`geth`], the node-blob
+//!   codec (group depth 1..8) and witness walker.
+
+pub mod account;
+pub mod basic_data;
+pub mod chunk;
+pub mod hash;
+pub mod key;
+pub mod reference;
+pub mod stem;
+pub mod tree;
+pub mod view;
+
+pub use account::{Account, AccountWrites};
+pub use hash::{Hash, ZERO_HASH};
+pub use key::Stem;
+pub use reference::ReferenceTree;
+pub use tree::StateTree;
+
+/// Sub-index of the BasicData leaf in the account stem.
+pub const BASIC_DATA_LEAF_KEY: u8 = 0;
+/// Sub-index of the CodeHash leaf in the account stem.
+pub const CODE_HASH_LEAF_KEY: u8 = 1;
+/// Sub-index of storage slot 0 in the account stem.
+pub const HEADER_STORAGE_OFFSET: u8 = 64;
+/// Sub-index of code chunk 0 in the account stem.
+pub const CODE_OFFSET: u8 = 128;
+/// Deepest level at which an internal node can exist (a stem sits at most at 248).
+pub const STEM_DEPTH_MAX: usize = 248;
