@@ -44,8 +44,13 @@ pub trait AccountWrites: StateTree {
         code_hash: &B256,
         code_size: u32,
     ) {
-        let basic =
-            BasicData { version: 0, code_size, nonce, balance: geth_balance(balance) }.pack();
+        let basic = BasicData {
+            version: 0,
+            code_size,
+            nonce,
+            balance: geth_balance(balance),
+        }
+        .pack();
         self.insert(basic_data_key(address), basic);
         self.insert(code_hash_key(address), *code_hash);
     }

@@ -57,7 +57,11 @@ pub fn geth_balance(balance: &U256) -> u128 {
     let full = balance.to_be_bytes::<32>();
     let leading_zero_bytes = full.iter().take_while(|b| **b == 0).count();
     let minimal = &full[leading_zero_bytes..];
-    let kept = if minimal.len() > 16 { &minimal[16..] } else { minimal };
+    let kept = if minimal.len() > 16 {
+        &minimal[16..]
+    } else {
+        minimal
+    };
     let mut low = [0u8; 16];
     low[16 - kept.len()..].copy_from_slice(kept);
     u128::from_be_bytes(low)
@@ -69,7 +73,12 @@ mod tests {
 
     #[test]
     fn pack_unpack_round_trip() {
-        let data = BasicData { version: 0, code_size: 0xff_ffff, nonce: u64::MAX, balance: 7 };
+        let data = BasicData {
+            version: 0,
+            code_size: 0xff_ffff,
+            nonce: u64::MAX,
+            balance: 7,
+        };
         assert_eq!(BasicData::unpack(&data.pack()), data);
     }
 

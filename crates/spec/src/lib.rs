@@ -15,6 +15,7 @@
 pub mod account;
 pub mod basic_data;
 pub mod chunk;
+pub mod fast;
 pub mod hash;
 pub mod key;
 pub mod reference;
@@ -23,6 +24,7 @@ pub mod tree;
 pub mod view;
 
 pub use account::{Account, AccountWrites};
+pub use fast::FastTree;
 pub use hash::{Hash, ZERO_HASH};
 pub use key::Stem;
 pub use reference::ReferenceTree;

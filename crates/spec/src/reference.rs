@@ -75,8 +75,10 @@ fn node_hash(stems: &[(Stem, [Option<B256>; 256])], depth: usize) -> Hash {
 }
 
 fn reference_stem_hash(stem: &Stem, slots: &[Option<B256>; 256]) -> Hash {
-    let mut level: Vec<Hash> =
-        slots.iter().map(|slot| slot.map_or(ZERO_HASH, |v| sha256(v.as_slice()))).collect();
+    let mut level: Vec<Hash> = slots
+        .iter()
+        .map(|slot| slot.map_or(ZERO_HASH, |v| sha256(v.as_slice())))
+        .collect();
     while level.len() > 1 {
         level = level
             .chunks(2)

@@ -20,7 +20,10 @@ pub fn subtree_root<'a>(present: impl IntoIterator<Item = (u8, &'a B256)>) -> Ha
     let mut level: [(u16, Hash); STEM_WIDTH] = [(0, ZERO_HASH); STEM_WIDTH];
     let mut len = 0usize;
     for (sub_index, value) in present {
-        debug_assert!(len == 0 || level[len - 1].0 < u16::from(sub_index), "not ascending");
+        debug_assert!(
+            len == 0 || level[len - 1].0 < u16::from(sub_index),
+            "not ascending"
+        );
         level[len] = (u16::from(sub_index), hash32(&value.0));
         len += 1;
     }
@@ -70,8 +73,10 @@ mod tests {
 
     /// The spec's pseudo-code, literally: all 256 slots, 8 levels.
     fn dense_subtree_root(values: &[Option<B256>; STEM_WIDTH]) -> Hash {
-        let mut level: Vec<Hash> =
-            values.iter().map(|v| v.map_or(ZERO_HASH, |v| sha256(v.as_slice()))).collect();
+        let mut level: Vec<Hash> = values
+            .iter()
+            .map(|v| v.map_or(ZERO_HASH, |v| sha256(v.as_slice())))
+            .collect();
         while level.len() > 1 {
             level = level
                 .chunks(2)
@@ -89,8 +94,14 @@ mod tests {
 
     #[test]
     fn sparse_matches_dense_for_assorted_patterns() {
-        let patterns: [&[u8]; 6] =
-            [&[], &[0], &[255], &[0, 1], &[1, 2, 3, 128, 200, 255], &[7, 8, 64, 65, 66, 67]];
+        let patterns: [&[u8]; 6] = [
+            &[],
+            &[0],
+            &[255],
+            &[0, 1],
+            &[1, 2, 3, 128, 200, 255],
+            &[7, 8, 64, 65, 66, 67],
+        ];
         for pattern in patterns {
             let mut dense = [None; STEM_WIDTH];
             let mut sparse = Vec::new();
@@ -107,6 +118,9 @@ mod tests {
         for (i, v) in &full {
             dense[usize::from(*i)] = Some(*v);
         }
-        assert_eq!(subtree_root(full.iter().map(|(i, v)| (*i, v))), dense_subtree_root(&dense));
+        assert_eq!(
+            subtree_root(full.iter().map(|(i, v)| (*i, v))),
+            dense_subtree_root(&dense)
+        );
     }
 }
