@@ -10,7 +10,9 @@ use serde_json::Value;
 
 /// Loads `test-vectors/<name>`.
 pub fn vector_file(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../test-vectors").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../test-vectors")
+        .join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read vector file {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()))
@@ -18,12 +20,15 @@ pub fn vector_file(name: &str) -> Value {
 
 /// The string field `field` of `v`.
 pub fn str_field<'a>(v: &'a Value, field: &str) -> &'a str {
-    v[field].as_str().unwrap_or_else(|| panic!("field {field} missing or not a string in {v}"))
+    v[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("field {field} missing or not a string in {v}"))
 }
 
 /// Bytes of a `"0x…"` string.
 pub fn bytes(hex_str: &str) -> Vec<u8> {
-    hex::decode(hex_str.trim_start_matches("0x")).unwrap_or_else(|e| panic!("bad hex {hex_str}: {e}"))
+    hex::decode(hex_str.trim_start_matches("0x"))
+        .unwrap_or_else(|e| panic!("bad hex {hex_str}: {e}"))
 }
 
 /// A 32-byte field.
@@ -60,5 +65,7 @@ pub fn generated_value(i: u64) -> B256 {
 
 /// The array field `field` of `v`.
 pub fn array<'a>(v: &'a Value, field: &str) -> &'a Vec<Value> {
-    v[field].as_array().unwrap_or_else(|| panic!("field {field} missing or not an array"))
+    v[field]
+        .as_array()
+        .unwrap_or_else(|| panic!("field {field} missing or not an array"))
 }
