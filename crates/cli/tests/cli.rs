@@ -204,7 +204,7 @@ fn bad_input_lines_exit_2_with_the_line_number() {
             ":3: \"key\" must be 32 bytes",
         ),
         (
-            format!("{}", line(&format!("0x{}", "11".repeat(32)), "0x1234")),
+            line(&format!("0x{}", "11".repeat(32)), "0x1234"),
             ":1: \"value\" must be 32 bytes",
         ),
         (
