@@ -16,6 +16,7 @@ pub mod account;
 pub mod basic_data;
 pub mod chunk;
 pub mod fast;
+pub mod geth;
 pub mod hash;
 pub mod key;
 pub mod reference;
