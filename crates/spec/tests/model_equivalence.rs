@@ -64,7 +64,7 @@ fn assert_same_state(fast: &mut FastTree, reference: &ReferenceTree, probes: &[(
 }
 
 proptest! {
-    #![proptest_config(cases(2_000))]
+    #![proptest_config(cases(3_500))]
 
     /// Single inserts with a root check after every block of writes.
     #[test]
