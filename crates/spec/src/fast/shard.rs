@@ -119,6 +119,18 @@ impl Shard {
         node
     }
 
+    /// A new stem node holding one value.
+    fn push_stem(&mut self, stem: Stem, sub: u8, value: B256) -> NodeRef {
+        let node = NodeRef::stem(self.stems.len());
+        self.stems.push(StemNode::with_values(
+            stem,
+            &[(sub, value)],
+            &mut self.values,
+        ));
+        self.leaf_count += 1;
+        node
+    }
+
     /// Sets `key` (whose first byte selects this shard) to `value`.
     pub fn insert(&mut self, key: &B256, value: B256) {
         let stem = Stem::of_key(key);
@@ -130,13 +142,7 @@ impl Shard {
             let node = *self.child_slot(parent);
             match node.kind() {
                 NodeKind::Empty => {
-                    let new = NodeRef::stem(self.stems.len());
-                    self.stems.push(StemNode::with_values(
-                        stem,
-                        &[(sub, value)],
-                        &mut self.values,
-                    ));
-                    self.leaf_count += 1;
+                    let new = self.push_stem(stem, sub, value);
                     *self.child_slot(parent) = new;
                     return;
                 }
@@ -157,13 +163,7 @@ impl Shard {
                     // Both stems share the bits above `depth`; push the
                     // existing stem down to the first differing bit.
                     debug_assert!(split_depth >= depth);
-                    let new = NodeRef::stem(self.stems.len());
-                    self.stems.push(StemNode::with_values(
-                        stem,
-                        &[(sub, value)],
-                        &mut self.values,
-                    ));
-                    self.leaf_count += 1;
+                    let new = self.push_stem(stem, sub, value);
                     let mut below = if stem.bit(split_depth) == 0 {
                         self.push_internal([new, node])
                     } else {
