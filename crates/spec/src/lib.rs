@@ -11,6 +11,23 @@
 //! * [`account`]: geth's account-level operations over any [`StateTree`].
 //! * [`view`]: read-only structural access used by [`geth`], the node-blob
 //!   codec (group depth 1..8) and witness walker.
+//!
+//! ```
+//! use alloy_primitives::{address, B256, U256};
+//! use ubt_spec::{AccountWrites, FastTree, ReferenceTree, StateTree};
+//!
+//! let who = address!("00000000000000000000000000000000deadbeef");
+//! let mut fast = FastTree::new();
+//! fast.update_account(&who, 1, &U256::from(10u64), &B256::ZERO, 0);
+//! fast.update_storage(&who, &U256::from(3u8), &[0x2a]);
+//!
+//! // The reference tree is the oracle: same writes, same root.
+//! let mut oracle = ReferenceTree::new();
+//! oracle.update_account(&who, 1, &U256::from(10u64), &B256::ZERO, 0);
+//! oracle.update_storage(&who, &U256::from(3u8), &[0x2a]);
+//! assert_eq!(fast.root(), oracle.root());
+//! assert_eq!(fast.account(&who).map(|a| a.nonce), Some(1));
+//! ```
 
 pub mod account;
 pub mod basic_data;
