@@ -1,0 +1,3 @@
+//! # ubt-bench
+//!
+//! Benchmarks of ubt.

@@ -1,0 +1,3 @@
+//! # ubt-engine
+//!
+//! The public database API of ubt.

@@ -1,0 +1,1 @@
+//! Real files (placeholder until the OS backend lands).

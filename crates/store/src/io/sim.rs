@@ -1,0 +1,1 @@
+//! Simulated files (placeholder until the simulated disk lands).
