@@ -1,0 +1,380 @@
+//! Buckets: the flat stem store's unit of storage and of I/O.
+//!
+//! A bucket holds every stem under one bit prefix (so a point read costs one
+//! bucket read, about one 4 KiB I/O), sorted by stem, each stem with its
+//! present values. Because a bucket is aligned to a prefix, the whole trie
+//! below its prefix lies inside it: the bucket's [`Summary`] is computed
+//! from its own contents, and the upper trie above it only needs that
+//! summary.
+//!
+//! To keep rehashing cheap when one stem changes, the bucket stores the
+//! summaries of its four sub-buckets (the next [`SUB_BITS`] prefix bits):
+//! a change recomputes only the stems of one sub-bucket, about a quarter of
+//! the bucket. Stems with [`STEM_HASH_CACHE_MIN`] or more values also store
+//! their own hash, so a big stem is never rehashed because a neighbour
+//! changed.
+//!
+//! A bucket that grows past [`BUCKET_BYTES_MAX`] encoded bytes is split on
+//! its next prefix bit ([`Bucket::split_to_fit`]); a bucket with a single
+//! stem, or with a prefix of [`BUCKET_PREFIX_MAX`] bits, is never split and
+//! may span several blocks.
+
+pub mod codec;
+mod stems;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::Hash;
+use ubt_spec::key::Stem;
+use ubt_spec::stem::{stem_hash, subtree_root};
+
+use crate::prefix::Prefix;
+use crate::summary::{combine, subtrie_summary, Summary};
+pub use stems::StemEntry;
+
+/// Prefix bits below a bucket's prefix that select a sub-bucket.
+pub const SUB_BITS: usize = 2;
+/// Number of sub-buckets.
+pub const SUB_COUNT: usize = 1 << SUB_BITS;
+/// Encoded size above which a bucket is split (one 4 KiB block).
+pub const BUCKET_BYTES_MAX: usize = 4096;
+/// Longest bucket prefix: sub-bucket bits must still lie inside the stem.
+pub const BUCKET_PREFIX_MAX: usize = crate::prefix::STEM_BITS - SUB_BITS;
+/// Stems with at least this many values keep their hash in the record.
+pub const STEM_HASH_CACHE_MIN: usize = 4;
+
+/// A bucket in memory. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Bucket {
+    prefix: Prefix,
+    stems: Vec<StemEntry>,
+    values: Vec<B256>,
+    sub: [Summary; SUB_COUNT],
+    sub_fresh: [bool; SUB_COUNT],
+    encoded_len: usize,
+}
+
+impl Bucket {
+    /// An empty bucket covering `prefix`.
+    pub fn new(prefix: Prefix) -> Bucket {
+        debug_assert!(prefix.len() <= BUCKET_PREFIX_MAX);
+        Bucket {
+            prefix,
+            stems: Vec::new(),
+            values: Vec::new(),
+            sub: [Summary::EMPTY; SUB_COUNT],
+            sub_fresh: [true; SUB_COUNT],
+            encoded_len: codec::header_bytes(0),
+        }
+    }
+
+    /// The prefix this bucket covers.
+    pub fn prefix(&self) -> &Prefix {
+        &self.prefix
+    }
+
+    /// Number of stems.
+    pub fn stem_count(&self) -> usize {
+        self.stems.len()
+    }
+
+    /// Number of present values.
+    pub fn leaf_count(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the bucket holds no stem.
+    pub fn is_empty(&self) -> bool {
+        self.stems.is_empty()
+    }
+
+    /// Bytes of the encoded form.
+    pub fn encoded_len(&self) -> usize {
+        self.encoded_len
+    }
+
+    /// Approximate heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Bucket>()
+            + self.stems.capacity() * std::mem::size_of::<StemEntry>()
+            + self.values.capacity() * 32
+    }
+
+    /// The stems, ascending.
+    pub fn stems(&self) -> &[StemEntry] {
+        &self.stems
+    }
+
+    /// The present values of `entry` (one of [`Bucket::stems`]), ascending
+    /// by sub-index.
+    pub fn values_of(&self, entry: &StemEntry) -> &[B256] {
+        &self.values[entry.value_range()]
+    }
+
+    /// `(sub_index, value)` pairs of `entry`, ascending.
+    pub fn pairs_of<'a>(&'a self, entry: &'a StemEntry) -> impl Iterator<Item = (u8, &'a B256)> {
+        entry.sub_indices().zip(self.values_of(entry))
+    }
+
+    fn find(&self, stem: &Stem) -> Result<usize, usize> {
+        self.stems.binary_search_by(|entry| entry.stem.cmp(stem))
+    }
+
+    /// The sub-bucket of a stem inside this bucket.
+    fn sub_of(&self, stem: &Stem) -> usize {
+        sub_bucket_of(self.prefix.len(), stem)
+    }
+
+    /// The value at `(stem, sub_index)`, if present.
+    pub fn get(&self, stem: &Stem, sub_index: u8) -> Option<B256> {
+        let at = self.find(stem).ok()?;
+        let entry = &self.stems[at];
+        let rank = entry.rank(sub_index)?;
+        Some(self.values[entry.first() + rank])
+    }
+
+    /// Sets `(stem, sub_index)` to `value`; returns the previous value.
+    pub fn set(&mut self, stem: &Stem, sub_index: u8, value: B256) -> Option<B256> {
+        debug_assert!(self.prefix.contains(stem), "stem outside the bucket");
+        let sub = self.sub_of(stem);
+        self.sub_fresh[sub] = false;
+        match self.find(stem) {
+            Ok(at) => {
+                let entry = &mut self.stems[at];
+                entry.invalidate_hash();
+                if let Some(rank) = entry.rank(sub_index) {
+                    let slot = &mut self.values[entry.first() + rank];
+                    return Some(std::mem::replace(slot, value));
+                }
+                let before = codec::record_bytes(self.prefix.len(), entry.count());
+                let position = entry.first() + entry.insert_rank(sub_index);
+                entry.add(sub_index);
+                let after = codec::record_bytes(self.prefix.len(), entry.count());
+                self.encoded_len = self.encoded_len + after - before;
+                self.values.insert(position, value);
+                for later in &mut self.stems[at + 1..] {
+                    later.shift_first(1);
+                }
+                None
+            }
+            Err(at) => {
+                let first = self
+                    .stems
+                    .get(at)
+                    .map_or(self.values.len(), StemEntry::first);
+                self.stems
+                    .insert(at, StemEntry::new(*stem, sub_index, first));
+                self.values.insert(first, value);
+                for later in &mut self.stems[at + 1..] {
+                    later.shift_first(1);
+                }
+                self.encoded_len += codec::record_bytes(self.prefix.len(), 1);
+                self.refresh_header_len();
+                None
+            }
+        }
+    }
+
+    /// Removes `(stem, sub_index)` if present, and the stem when it empties.
+    /// Used only to undo writes of a commit that failed.
+    pub fn remove(&mut self, stem: &Stem, sub_index: u8) {
+        let Ok(at) = self.find(stem) else { return };
+        let sub = self.sub_of(stem);
+        let entry = &mut self.stems[at];
+        let Some(rank) = entry.rank(sub_index) else {
+            return;
+        };
+        self.sub_fresh[sub] = false;
+        let position = entry.first() + rank;
+        let before = codec::record_bytes(self.prefix.len(), entry.count());
+        entry.invalidate_hash();
+        entry.remove(sub_index);
+        let after = if entry.count() == 0 {
+            0
+        } else {
+            codec::record_bytes(self.prefix.len(), entry.count())
+        };
+        self.values.remove(position);
+        if self.stems[at].count() == 0 {
+            self.stems.remove(at);
+        }
+        for later in &mut self.stems[at..] {
+            if later.first() > position {
+                later.shift_first(-1);
+            }
+        }
+        self.encoded_len = self.encoded_len + after - before;
+        self.refresh_header_len();
+    }
+
+    /// Recomputes the header's share of the encoded length (it depends on
+    /// how many sub-buckets are non-empty).
+    fn refresh_header_len(&mut self) {
+        let records: usize = self
+            .stems
+            .iter()
+            .map(|e| codec::record_bytes(self.prefix.len(), e.count()))
+            .sum();
+        let occupied = self.occupied_subs();
+        self.encoded_len = codec::header_bytes(occupied) + records;
+    }
+
+    /// Number of sub-buckets holding at least one stem.
+    fn occupied_subs(&self) -> usize {
+        let mut seen = [false; SUB_COUNT];
+        for entry in &self.stems {
+            seen[self.sub_of(&entry.stem)] = true;
+        }
+        seen.iter().filter(|s| **s).count()
+    }
+
+    /// Range of stem positions in sub-bucket `sub`.
+    fn sub_range(&self, sub: usize) -> std::ops::Range<usize> {
+        let start = self.stems.partition_point(|e| self.sub_of(&e.stem) < sub);
+        let end = self.stems.partition_point(|e| self.sub_of(&e.stem) <= sub);
+        start..end
+    }
+
+    /// Computes the hash of every stem in `range` that lacks one.
+    fn hash_stems(&mut self, range: std::ops::Range<usize>) {
+        for at in range {
+            if self.stems[at].hash().is_some() {
+                continue;
+            }
+            let entry = &self.stems[at];
+            let root = subtree_root(entry.sub_indices().zip(&self.values[entry.value_range()]));
+            let hash = stem_hash(&entry.stem, &root);
+            self.stems[at].set_hash(hash);
+        }
+    }
+
+    /// The bucket's summary: recomputes stale sub-buckets (and the hashes
+    /// of their stems), then combines the four sub-bucket summaries.
+    pub fn summary(&mut self) -> Summary {
+        let depth = self.prefix.len() + SUB_BITS;
+        for sub in 0..SUB_COUNT {
+            if self.sub_fresh[sub] {
+                continue;
+            }
+            let range = self.sub_range(sub);
+            self.hash_stems(range.clone());
+            self.sub[sub] = subtrie_summary(&self.stems[range], depth);
+            self.sub_fresh[sub] = true;
+        }
+        self.summary_of_subs()
+    }
+
+    /// Combines the (fresh) sub-bucket summaries.
+    fn summary_of_subs(&self) -> Summary {
+        debug_assert!(self.sub_fresh.iter().all(|f| *f));
+        let left = combine(&self.sub[0], &self.sub[1]);
+        let right = combine(&self.sub[2], &self.sub[3]);
+        combine(&left, &right)
+    }
+
+    /// The sub-bucket summaries (call [`Bucket::summary`] first).
+    pub fn sub_summaries(&self) -> &[Summary; SUB_COUNT] {
+        debug_assert!(self.sub_fresh.iter().all(|f| *f), "stale sub-buckets");
+        &self.sub
+    }
+
+    /// Whether the bucket is over [`BUCKET_BYTES_MAX`] and can be split.
+    pub fn needs_split(&self) -> bool {
+        self.encoded_len > BUCKET_BYTES_MAX
+            && self.stems.len() >= 2
+            && self.prefix.len() < BUCKET_PREFIX_MAX
+    }
+
+    /// Splits the bucket on its next prefix bit, repeatedly, until every
+    /// piece fits or cannot be split. Returns the pieces in prefix order,
+    /// together with each piece's depth below this bucket's prefix, so the
+    /// caller can rebuild the trie shape: the pieces are the leaves, in
+    /// order, of a binary subtree rooted at this bucket's prefix.
+    pub fn split_to_fit(mut self) -> Vec<Bucket> {
+        if !self.needs_split() {
+            return vec![self];
+        }
+        self.hash_stems(0..self.stems.len());
+        let mut done = Vec::new();
+        // Explicit stack, right child pushed first so pieces come out in order.
+        let mut stack = vec![self];
+        while let Some(bucket) = stack.pop() {
+            if !bucket.needs_split() {
+                done.push(bucket);
+                continue;
+            }
+            let (left, right) = bucket.halve();
+            stack.push(right);
+            stack.push(left);
+        }
+        done
+    }
+
+    /// Splits into the two halves of the next prefix bit.
+    fn halve(self) -> (Bucket, Bucket) {
+        let depth = self.prefix.len();
+        let (Some(p0), Some(p1)) = (self.prefix.child(0), self.prefix.child(1)) else {
+            unreachable!("needs_split guarantees a short prefix");
+        };
+        let split = self.stems.partition_point(|e| e.stem.bit(depth) == 0);
+        let mut left = Bucket::new(p0);
+        let mut right = Bucket::new(p1);
+        for (at, entry) in self.stems.iter().enumerate() {
+            let target = if at < split { &mut left } else { &mut right };
+            target.push_stem(entry, &self.values[entry.value_range()]);
+        }
+        left.finish_bulk();
+        right.finish_bulk();
+        (left, right)
+    }
+
+    /// Appends a stem greater than every stem present (bulk construction);
+    /// call [`Bucket::finish_bulk`] afterwards.
+    pub(crate) fn push_stem(&mut self, entry: &StemEntry, values: &[B256]) {
+        debug_assert!(self.stems.last().is_none_or(|last| last.stem < entry.stem));
+        debug_assert!(self.prefix.contains(&entry.stem));
+        let mut moved = entry.clone();
+        moved.set_first(self.values.len());
+        self.values.extend_from_slice(values);
+        self.stems.push(moved);
+    }
+
+    /// Recomputes lengths and marks every sub-bucket stale after
+    /// [`Bucket::push_stem`] calls.
+    pub(crate) fn finish_bulk(&mut self) {
+        self.sub_fresh = [false; SUB_COUNT];
+        self.refresh_header_len();
+    }
+
+    /// Rebuilds a bucket from decoded parts (see [`codec`]).
+    pub(crate) fn from_parts(
+        prefix: Prefix,
+        stems: Vec<StemEntry>,
+        values: Vec<B256>,
+        sub: [Summary; SUB_COUNT],
+    ) -> Bucket {
+        let mut bucket = Bucket {
+            prefix,
+            stems,
+            values,
+            sub,
+            sub_fresh: [true; SUB_COUNT],
+            encoded_len: 0,
+        };
+        bucket.refresh_header_len();
+        bucket
+    }
+}
+
+/// The sub-bucket (0..SUB_COUNT) of `stem` in a bucket of prefix length
+/// `prefix_len`: the [`SUB_BITS`] stem bits after the prefix.
+pub(crate) fn sub_bucket_of(prefix_len: usize, stem: &Stem) -> usize {
+    (0..SUB_BITS).fold(0, |acc, i| acc << 1 | usize::from(stem.bit(prefix_len + i)))
+}
+
+/// A stem's hash from its values (for verification and bulk builds).
+pub fn compute_stem_hash(entry: &StemEntry, values: &[B256]) -> Hash {
+    stem_hash(&entry.stem, &subtree_root(entry.sub_indices().zip(values)))
+}
+
+#[cfg(test)]
+mod tests;

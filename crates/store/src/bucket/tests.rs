@@ -1,0 +1,195 @@
+//! Buckets against the reference tree: values, summaries (a bucket at the
+//! root prefix has the tree's root as its hash), encoding round trips,
+//! splits that keep the hash, undo, and corrupted bytes.
+
+use alloy_primitives::B256;
+use proptest::prelude::*;
+use ubt_spec::key::{sub_index, Stem};
+use ubt_spec::{ReferenceTree, StateTree};
+
+use super::codec::{decode, encode, lookup};
+use super::*;
+use crate::summary::combine;
+
+/// Keys drawn from a small space of stems so stems collect several values,
+/// with some stems sharing long prefixes.
+fn key_strategy() -> impl Strategy<Value = B256> {
+    (0u8..40, any::<u8>(), prop::bool::ANY).prop_map(|(stem_seed, sub, shared)| {
+        let mut key = ubt_spec::hash::sha256(&[stem_seed]);
+        if shared {
+            key[..6].copy_from_slice(&[0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a]);
+        }
+        key[31] = sub;
+        B256::from(key)
+    })
+}
+
+fn apply(bucket: &mut Bucket, writes: &[(B256, B256)]) {
+    for (key, value) in writes {
+        bucket.set(&Stem::of_key(key), sub_index(key), *value);
+    }
+}
+
+/// The summary of pieces that are the leaves, in order, of a subtree at `prefix`.
+fn summary_of_pieces(pieces: &mut [Bucket], prefix: Prefix) -> Summary {
+    if let [only] = pieces {
+        if *only.prefix() == prefix {
+            return only.summary();
+        }
+    }
+    let left_prefix = prefix.child(0).expect("short prefix");
+    let split = pieces.partition_point(|b| b.prefix().truncate(prefix.len() + 1) == left_prefix);
+    let (left, right) = pieces.split_at_mut(split);
+    let l = summary_of_pieces(left, left_prefix);
+    let r = summary_of_pieces(right, prefix.child(1).expect("short prefix"));
+    combine(&l, &r)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn root_bucket_matches_the_reference_tree(
+        writes in prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 0..400)
+    ) {
+        let mut bucket = Bucket::new(Prefix::ROOT);
+        let mut reference = ReferenceTree::new();
+        apply(&mut bucket, &writes);
+        reference.insert_batch(&writes);
+        prop_assert_eq!(bucket.summary().hash, reference.compute_root());
+        for (key, value) in reference.entries() {
+            prop_assert_eq!(bucket.get(&Stem::of_key(key), sub_index(key)), Some(*value));
+        }
+        prop_assert_eq!(bucket.leaf_count(), reference.len());
+
+        // Encoding round trip: same values, same summary without rehashing.
+        let bytes = encode(&bucket);
+        prop_assert_eq!(bytes.len(), bucket.encoded_len());
+        let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+        let mut padded = bytes.clone();
+        padded.resize(bytes.len().div_ceil(4096) * 4096, 0);
+        let mut decoded = decode(&padded, &Prefix::ROOT, crc, "test").unwrap();
+        prop_assert_eq!(decoded.summary(), bucket.summary());
+        prop_assert_eq!(encode(&decoded), bytes.clone());
+        for (key, value) in reference.entries() {
+            let found = lookup(&padded, &Prefix::ROOT, crc, "test", &Stem::of_key(key), sub_index(key)).unwrap();
+            prop_assert_eq!(found, Some(*value));
+        }
+
+        // Splitting keeps the hash and every piece fits unless it cannot split.
+        let expected = bucket.summary();
+        let mut pieces = bucket.split_to_fit();
+        for piece in &pieces {
+            prop_assert!(piece.encoded_len() <= BUCKET_BYTES_MAX || piece.stem_count() <= 1
+                || piece.prefix().len() == BUCKET_PREFIX_MAX);
+        }
+        prop_assert_eq!(summary_of_pieces(&mut pieces, Prefix::ROOT), expected);
+        let total: usize = pieces.iter().map(Bucket::leaf_count).sum();
+        prop_assert_eq!(total, reference.len());
+    }
+
+    #[test]
+    fn undo_restores_the_previous_bucket(
+        before in prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 0..100),
+        after in prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 1..60),
+    ) {
+        let mut bucket = Bucket::new(Prefix::ROOT);
+        apply(&mut bucket, &before);
+        let summary = bucket.summary();
+        let bytes = encode(&bucket);
+        let mut undo = Vec::new();
+        for (key, value) in &after {
+            let old = bucket.set(&Stem::of_key(key), sub_index(key), *value);
+            undo.push((*key, old));
+        }
+        for (key, old) in undo.iter().rev() {
+            match old {
+                Some(value) => { bucket.set(&Stem::of_key(key), sub_index(key), *value); }
+                None => bucket.remove(&Stem::of_key(key), sub_index(key)),
+            }
+        }
+        prop_assert_eq!(bucket.summary(), summary);
+        prop_assert_eq!(encode(&bucket), bytes);
+    }
+}
+
+#[test]
+fn buckets_below_the_root_hash_like_the_subtree() {
+    // Stems under prefix 1011: the bucket's summary at that prefix, floated
+    // up through empty siblings, is the root of a tree holding only them.
+    let mut reference = ReferenceTree::new();
+    let prefix = Prefix::of_stem(&Stem([0b1011_0000; 31]), 4);
+    let mut bucket = Bucket::new(prefix);
+    for i in 0u64..300 {
+        let mut key = ubt_spec::hash::sha256(&i.to_be_bytes());
+        key[0] = 0b1011_0000 | (key[0] & 0x0f);
+        let key = B256::from(key);
+        let value = B256::repeat_byte(i as u8);
+        reference.insert(key, value);
+        bucket.set(&Stem::of_key(&key), sub_index(&key), value);
+    }
+    let mut summary = bucket.summary();
+    for level in (0..4).rev() {
+        let empty = Summary::EMPTY;
+        summary = if prefix.bit(level) == 0 {
+            combine(&summary, &empty)
+        } else {
+            combine(&empty, &summary)
+        };
+    }
+    assert_eq!(summary.hash, reference.compute_root());
+}
+
+#[test]
+fn every_flipped_byte_is_detected() {
+    let mut bucket = Bucket::new(Prefix::ROOT);
+    for i in 0u64..40 {
+        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
+        bucket.set(&Stem::of_key(&key), (i % 7) as u8, key);
+    }
+    bucket.summary();
+    let bytes = encode(&bucket);
+    let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    for at in 0..bytes.len() {
+        for bit in [0u8, 3, 7] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1 << bit;
+            let err = decode(&bad, &Prefix::ROOT, crc, "flip").expect_err("flip detected");
+            assert!(err.is_corruption(), "byte {at}: {err}");
+        }
+    }
+    // Right bytes at the wrong place: another prefix or another checksum.
+    assert!(decode(&bytes, &Prefix::ROOT.child(0).unwrap(), crc, "x").is_err());
+    assert!(decode(&bytes, &Prefix::ROOT, crc ^ 1, "x").is_err());
+    // Truncation at every length.
+    for len in 0..bytes.len() {
+        assert!(decode(&bytes[..len], &Prefix::ROOT, crc, "cut").is_err());
+    }
+}
+
+#[test]
+fn arbitrary_bytes_never_panic() {
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..2000 {
+        let len = (next() % 600) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        if bytes.len() > 14 {
+            // A plausible header so the decoder gets past the first checks.
+            bytes[4] = crate::format::TAG_BUCKET;
+            bytes[5] = 1;
+            bytes[6] = 0;
+            let encoded = (bytes.len() as u32).to_le_bytes();
+            bytes[10..14].copy_from_slice(&encoded);
+            let crc = crate::format::checksum(&bytes[4..]);
+            bytes[..4].copy_from_slice(&crc.to_le_bytes());
+            let _ = decode(&bytes, &Prefix::ROOT, crc, "fuzz");
+            let _ = lookup(&bytes, &Prefix::ROOT, crc, "fuzz", &Stem([0; 31]), 0);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The store's typed errors. Callers can tell bad bytes on disk
+//! ([`StoreError::Corrupted`]) from the operating system failing
+//! ([`StoreError::Io`]) from their own mistakes (the other variants).
+
+use std::io;
+
+/// Which on-disk structure an error concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Structure {
+    /// The double-buffered meta record.
+    Meta,
+    /// A bucket of stem records.
+    Bucket,
+    /// An upper-trie page.
+    TriePage,
+    /// A write-ahead-log record.
+    Wal,
+    /// The trie as a whole (hashes that do not add up).
+    Trie,
+}
+
+impl std::fmt::Display for Structure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Structure::Meta => "meta record",
+            Structure::Bucket => "bucket",
+            Structure::TriePage => "trie page",
+            Structure::Wal => "WAL record",
+            Structure::Trie => "trie",
+        })
+    }
+}
+
+/// Everything that can go wrong in the store.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The operating system reported an error.
+    #[error("I/O error while {during}: {source}")]
+    Io {
+        /// What the store was doing.
+        during: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// Bytes on disk fail a check: a checksum, a structural rule, or a hash.
+    #[error("corrupted {structure} at {location}: {detail}")]
+    Corrupted {
+        /// Which structure.
+        structure: Structure,
+        /// Where (file and offset, or a trie position).
+        location: String,
+        /// Which check failed.
+        detail: String,
+    },
+    /// A previous write, sync or commit failed; the handle refuses writes
+    /// until the database is reopened.
+    #[error("a previous write failed ({0}); reopen the database to continue")]
+    Poisoned(String),
+    /// The directory holds no database and creation was not requested.
+    #[error("no database at {0}")]
+    NotFound(String),
+    /// The directory is not empty and does not hold a ubt database.
+    #[error("{0} is not a ubt database (unexpected files or wrong magic)")]
+    NotADatabase(String),
+    /// Another handle holds the writer lock.
+    #[error("database at {0} is locked by another process or handle")]
+    Locked(String),
+    /// The options do not match the database or are out of range.
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+    /// The database was created with another group depth.
+    #[error("database has group depth {stored}, but group depth {requested} was requested")]
+    GroupDepthMismatch {
+        /// Group depth in the meta record.
+        stored: u8,
+        /// Group depth in the options.
+        requested: u8,
+    },
+    /// The database uses an on-disk format this build does not read.
+    #[error("unsupported format version {found} (this build reads version {supported})")]
+    UnsupportedVersion {
+        /// Version on disk.
+        found: u16,
+        /// Version this build reads and writes.
+        supported: u16,
+    },
+    /// A bulk-build input is not sorted by key.
+    #[error("bulk-build input is not sorted: entry {index} has a smaller key than the one before")]
+    UnsortedInput {
+        /// Zero-based index of the offending entry.
+        index: u64,
+    },
+    /// A bulk build was asked to write into a directory that holds a database.
+    #[error("{0} already holds a database")]
+    AlreadyExists(String),
+}
+
+/// Result alias for the store.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+impl StoreError {
+    /// An I/O error while doing `during`.
+    pub fn io(during: &'static str) -> impl FnOnce(io::Error) -> StoreError {
+        move |source| StoreError::Io { during, source }
+    }
+
+    /// A corruption report.
+    pub fn corrupted(
+        structure: Structure,
+        location: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> StoreError {
+        StoreError::Corrupted {
+            structure,
+            location: location.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether this error reports corrupted bytes.
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, StoreError::Corrupted { .. })
+    }
+}

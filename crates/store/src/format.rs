@@ -1,0 +1,161 @@
+//! Shared pieces of the on-disk formats (docs/file-format.md): block size,
+//! structure tags, the checksum, block references, and a bounds-checked
+//! byte reader so that no decoder can panic on any input.
+
+/// Bytes per block: the unit of allocation and of I/O in the data file.
+pub const BLOCK_BYTES: usize = 4096;
+
+/// The on-disk format version this build reads and writes.
+pub const FORMAT_VERSION: u16 = 1;
+
+/// Tag byte of a bucket.
+pub const TAG_BUCKET: u8 = 0xb1;
+/// Tag byte of an upper-trie page.
+pub const TAG_TRIE_PAGE: u8 = 0xb2;
+
+/// CRC-32C (Castagnoli, hardware-accelerated where available).
+#[inline]
+pub fn checksum(bytes: &[u8]) -> u32 {
+    crc32c::crc32c(bytes)
+}
+
+/// Where a bucket or page lives in the data file, and the checksum its
+/// bytes must have. The parent of every structure stores this reference,
+/// so a misdirected or lost write is caught even when the block found at
+/// the location is self-consistent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BlockRef {
+    /// First block.
+    pub block: u64,
+    /// Number of blocks.
+    pub blocks: u32,
+    /// CRC-32C stored in (and over) the structure's encoded bytes.
+    pub crc: u32,
+}
+
+/// Bytes of an encoded [`BlockRef`].
+pub const BLOCK_REF_BYTES: usize = 16;
+
+impl BlockRef {
+    /// Byte offset of the first block.
+    pub fn offset(&self) -> u64 {
+        self.block * BLOCK_BYTES as u64
+    }
+
+    /// Length in bytes of the extent.
+    pub fn byte_len(&self) -> usize {
+        self.blocks as usize * BLOCK_BYTES
+    }
+
+    /// Appends the 16-byte encoding.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.block.to_le_bytes());
+        out.extend_from_slice(&self.blocks.to_le_bytes());
+        out.extend_from_slice(&self.crc.to_le_bytes());
+    }
+
+    /// Reads a reference; `None` if out of bytes or if the extent is empty.
+    pub fn decode(reader: &mut Reader<'_>) -> Option<BlockRef> {
+        let block = reader.u64()?;
+        let blocks = reader.u32()?;
+        let crc = reader.u32()?;
+        (blocks > 0 && block.checked_add(u64::from(blocks)).is_some()).then_some(BlockRef {
+            block,
+            blocks,
+            crc,
+        })
+    }
+}
+
+/// Number of whole blocks needed for `bytes`.
+pub fn blocks_for(bytes: usize) -> u32 {
+    bytes.div_ceil(BLOCK_BYTES) as u32
+}
+
+/// A cursor over bytes whose every read is bounds-checked.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, at: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// Bytes left.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+
+    /// The next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N).and_then(|s| s.try_into().ok())
+    }
+
+    /// One byte.
+    pub fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|s| s[0])
+    }
+
+    /// A little-endian u16.
+    pub fn u16(&mut self) -> Option<u16> {
+        self.array().map(u16::from_le_bytes)
+    }
+
+    /// A little-endian u32.
+    pub fn u32(&mut self) -> Option<u32> {
+        self.array().map(u32::from_le_bytes)
+    }
+
+    /// A little-endian u64.
+    pub fn u64(&mut self) -> Option<u64> {
+        self.array().map(u64::from_le_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reader_never_reads_past_the_end() {
+        let bytes = [1u8, 2, 3];
+        let mut r = Reader::new(&bytes);
+        assert_eq!(r.u16(), Some(0x0201));
+        assert_eq!(r.u16(), None);
+        assert_eq!(r.u8(), Some(3));
+        assert_eq!(r.take(usize::MAX), None);
+    }
+
+    #[test]
+    fn block_ref_round_trip_and_rejects_empty_extents() {
+        let r = BlockRef {
+            block: 77,
+            blocks: 2,
+            crc: 0xdead_beef,
+        };
+        let mut out = Vec::new();
+        r.encode_into(&mut out);
+        assert_eq!(out.len(), BLOCK_REF_BYTES);
+        assert_eq!(BlockRef::decode(&mut Reader::new(&out)), Some(r));
+        let mut empty = Vec::new();
+        BlockRef { blocks: 0, ..r }.encode_into(&mut empty);
+        assert_eq!(BlockRef::decode(&mut Reader::new(&empty)), None);
+    }
+}
