@@ -13,7 +13,10 @@
 //! This module (with its children) is the only place allowed `unsafe`.
 
 pub mod os;
+mod pread_pool;
 pub mod sim;
+#[cfg(target_os = "linux")]
+mod uring;
 
 use std::fmt::Debug;
 use std::io;
