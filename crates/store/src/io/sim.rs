@@ -1,1 +1,802 @@
-//! Simulated files (placeholder until the simulated disk lands).
+//! A simulated in-memory disk for crash and fault tests, in the spirit of
+//! SQLite's crash VFS and redb's `CrashBackend`.
+//!
+//! [`SimDir`] implements [`StoreDir`] and hands out [`SimFile`]s
+//! implementing [`StoreFile`]. Nothing here touches the real filesystem,
+//! reads a clock or uses thread randomness: every outcome is a function of
+//! the operations issued and of the seeds the test passes.
+//!
+//! # Model
+//!
+//! Each file has a **durable image** (the bytes that survive power loss)
+//! and a **pending list** of writes and `set_len` calls not yet synced.
+//! The **live image**, which reads see, is the durable image with the
+//! pending operations replayed on top in order. [`StoreFile::sync_data`]
+//! moves a file's pending operations into its durable image.
+//!
+//! The *name* of a file created by `open_file(name, true)` is itself
+//! pending until the next [`StoreDir::sync_dir`]: a crash before that loses
+//! the file entirely, whatever was synced into it (as on a real
+//! filesystem, where the directory entry needs its own `fsync`).
+//!
+//! # Operation counter
+//!
+//! Every call of `read_exact_at`, `write_all_at`, `sync_data`, `set_len`,
+//! `len` (and so `is_empty`), `open_file`, `exists` and `sync_dir` is one
+//! **operation** and takes the next index of a counter shared by the whole
+//! directory, starting at 0 ([`SimDir::op_count`] is the number taken so
+//! far, i.e. the index of the next operation). Batched reads use the
+//! trait's default implementation: one operation per request. Failed
+//! operations take an index too. `lock_exclusive`, `describe`,
+//! `read_backend` and the test helpers of [`SimDir`] are not operations and
+//! never fail by injection.
+//!
+//! Operations that change something (creations, writes, `set_len`, syncs,
+//! directory syncs) and succeed are recorded in an event log
+//! ([`SimDir::events`]) so that tests can enumerate crash points.
+//!
+//! # Crashes
+//!
+//! [`SimDir::crash_image`] builds a new, independent directory holding what
+//! a disk could contain after power loss at this moment ([`CrashMode`]).
+//! [`SimDir::set_crash_at`] stops a workload exactly at the n-th operation:
+//! that operation and every later one fail with
+//! `io::Error::other("simulated crash")` and change nothing, so an image
+//! taken afterwards reflects exactly the operations before index n.
+//!
+//! # Faults
+//!
+//! [`SimDir::fail_op`] makes the operation with a given **absolute** index
+//! fail with `EIO` or `ENOSPC`, once or (for `EIO`) persistently. A failed
+//! operation changes nothing: a failed write leaves the live image as it
+//! was, a failed sync leaves the pending operations pending (a harness that
+//! wants Linux's "fsync failure loses the dirty pages" behaviour can take a
+//! [`CrashMode::DropUnsynced`] image).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{DirLock, ReadBackendKind, StoreDir, StoreFile};
+
+/// The sector size of the simulated disk: torn writes land in whole
+/// sectors of this many bytes (aligned to file offsets).
+pub const SECTOR_SIZE: u64 = 512;
+
+/// The largest file the simulated disk holds (4 GiB); writes or `set_len`
+/// beyond it fail with `EFBIG` instead of exhausting memory.
+pub const MAX_FILE_LEN: u64 = 1 << 32;
+
+/// What survives in a [`SimDir::crash_image`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CrashMode {
+    /// Only durable images, and only files whose names were made durable
+    /// by a `sync_dir`: every unsynced operation is lost.
+    DropUnsynced,
+    /// The live images of every file, as if everything had been synced
+    /// just before the power went.
+    KeepUnsynced,
+    /// Each pending operation (write or `set_len`) is independently kept
+    /// or dropped with probability 1/2, kept ones replayed in their
+    /// original order on the durable image. Each file whose name is not
+    /// yet durable is likewise kept or dropped as a whole first.
+    RandomSubset,
+    /// Like [`CrashMode::RandomSubset`], but each kept write is torn with
+    /// probability 1/2: only a prefix of the sectors it covers lands, the
+    /// part of the write inside the sector at the tear point is filled with
+    /// garbage or zeros, and the rest of the write does not land. If the
+    /// write extended the file, the file grows either to the end of the
+    /// write or to the end of the torn sector (bytes not landed in the
+    /// grown part read as zeros). Nothing outside the write's range
+    /// changes.
+    Torn,
+}
+
+/// An injected failure ([`SimDir::fail_op`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FaultKind {
+    /// The operation fails once with `EIO`.
+    Eio,
+    /// The operation fails once with `ENOSPC`.
+    Enospc,
+    /// The operation and every later one fail with `EIO`.
+    EioPersistent,
+}
+
+/// One recorded operation of the event log ([`SimDir::events`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimEvent {
+    /// The operation's index in the directory's operation counter.
+    pub index: u64,
+    /// The file concerned; `None` for directory syncs.
+    pub file: Option<String>,
+    /// What happened.
+    pub kind: SimEventKind,
+}
+
+/// What a recorded [`SimEvent`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimEventKind {
+    /// `open_file` created the file (its name pending until `sync_dir`).
+    Create,
+    /// `len` bytes written at `offset`.
+    Write {
+        /// Byte offset in the file.
+        offset: u64,
+        /// Bytes written.
+        len: u64,
+    },
+    /// The file was truncated or extended to `len` bytes.
+    SetLen {
+        /// The new length.
+        len: u64,
+    },
+    /// `sync_data` on the file.
+    Sync,
+    /// `sync_dir` on the directory.
+    SyncDir,
+}
+
+/// A write or `set_len` not yet synced.
+#[derive(Clone)]
+enum PendingOp {
+    Write { offset: u64, data: Vec<u8> },
+    SetLen(u64),
+}
+
+impl PendingOp {
+    fn apply(&self, image: &mut Vec<u8>) {
+        match self {
+            PendingOp::Write { offset, data } => apply_write(image, *offset, data),
+            PendingOp::SetLen(len) => image.resize(*len as usize, 0),
+        }
+    }
+}
+
+/// Writes `data` at `offset`, zero-filling any gap past the end. Offsets
+/// are checked against [`MAX_FILE_LEN`] before anything is recorded.
+fn apply_write(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    let start = offset as usize;
+    let end = start + data.len();
+    if image.len() < end {
+        image.resize(end, 0);
+    }
+    image[start..end].copy_from_slice(data);
+}
+
+/// One simulated file.
+struct FileState {
+    name: String,
+    durable: Vec<u8>,
+    live: Vec<u8>,
+    pending: Vec<PendingOp>,
+    /// Bytes of data in `pending`, to choose between replaying the pending
+    /// writes and copying the live image at sync.
+    pending_bytes: usize,
+    /// Whether the name survives a crash (set by `sync_dir`).
+    name_durable: bool,
+}
+
+impl FileState {
+    fn with_image(name: &str, image: Vec<u8>) -> Self {
+        FileState {
+            name: name.to_owned(),
+            durable: image.clone(),
+            live: image,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            name_durable: true,
+        }
+    }
+
+    fn push_pending(&mut self, op: PendingOp) {
+        if let PendingOp::Write { data, .. } = &op {
+            self.pending_bytes += data.len();
+        }
+        self.pending.push(op);
+    }
+
+    fn sync(&mut self) {
+        if self.pending_bytes >= self.live.len() {
+            self.durable.clone_from(&self.live);
+        } else {
+            for op in &self.pending {
+                op.apply(&mut self.durable);
+            }
+        }
+        self.pending.clear();
+        self.pending_bytes = 0;
+    }
+
+    /// Rebuilds the live image from the durable image and the pending list.
+    fn replay_live(&mut self) {
+        let mut live = self.durable.clone();
+        for op in &self.pending {
+            op.apply(&mut live);
+        }
+        self.live = live;
+    }
+
+    /// Overwrites the overlap of every pending write with `[offset, ..)`
+    /// by the corresponding bytes of `bytes`.
+    fn patch_pending(&mut self, offset: u64, bytes: &[u8]) {
+        let end = offset + bytes.len() as u64;
+        for op in &mut self.pending {
+            if let PendingOp::Write {
+                offset: w_off,
+                data,
+            } = op
+            {
+                let w_end = *w_off + data.len() as u64;
+                let lo = offset.max(*w_off);
+                let hi = end.min(w_end);
+                if lo < hi {
+                    data[(lo - *w_off) as usize..(hi - *w_off) as usize]
+                        .copy_from_slice(&bytes[(lo - offset) as usize..(hi - offset) as usize]);
+                }
+            }
+        }
+    }
+}
+
+/// The shared state of a simulated directory.
+struct Disk {
+    files: Vec<FileState>,
+    names: BTreeMap<String, usize>,
+    ops: u64,
+    events: Vec<SimEvent>,
+    crash_at: Option<u64>,
+    crashed: bool,
+    faults: BTreeMap<u64, FaultKind>,
+    persistent_from: Option<u64>,
+    locked: bool,
+}
+
+impl Disk {
+    fn new() -> Self {
+        Disk {
+            files: Vec::new(),
+            names: BTreeMap::new(),
+            ops: 0,
+            events: Vec::new(),
+            crash_at: None,
+            crashed: false,
+            faults: BTreeMap::new(),
+            persistent_from: None,
+            locked: false,
+        }
+    }
+
+    /// Takes the next operation index, or fails it by crash or fault.
+    fn begin_op(&mut self) -> io::Result<u64> {
+        let index = self.ops;
+        self.ops += 1;
+        if self.crash_at.is_some_and(|n| index >= n) {
+            self.crashed = true;
+            return Err(io::Error::other("simulated crash"));
+        }
+        if self.persistent_from.is_some_and(|start| index >= start) {
+            return Err(io::Error::from_raw_os_error(libc::EIO));
+        }
+        match self.faults.remove(&index) {
+            Some(FaultKind::Eio | FaultKind::EioPersistent) => {
+                Err(io::Error::from_raw_os_error(libc::EIO))
+            }
+            Some(FaultKind::Enospc) => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            None => Ok(index),
+        }
+    }
+
+    fn record(&mut self, index: u64, file: Option<usize>, kind: SimEventKind) {
+        let file = file.map(|i| self.files[i].name.clone());
+        self.events.push(SimEvent { index, file, kind });
+    }
+
+    fn file_mut(&mut self, name: &str) -> io::Result<&mut FileState> {
+        match self.names.get(name) {
+            Some(&i) => Ok(&mut self.files[i]),
+            None => Err(not_found(name)),
+        }
+    }
+
+    fn add_file(&mut self, name: &str, state: FileState) -> usize {
+        let index = self.files.len();
+        self.files.push(state);
+        self.names.insert(name.to_owned(), index);
+        index
+    }
+}
+
+fn not_found(name: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("simulated file {name:?} does not exist"),
+    )
+}
+
+/// The end of `[offset, offset + len)`, if it fits the simulated disk.
+fn checked_end(offset: u64, len: usize) -> io::Result<u64> {
+    match offset.checked_add(len as u64) {
+        Some(end) if end <= MAX_FILE_LEN => Ok(end),
+        _ => Err(io::Error::from_raw_os_error(libc::EFBIG)),
+    }
+}
+
+fn lock_disk(disk: &Mutex<Disk>) -> MutexGuard<'_, Disk> {
+    disk.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// SplitMix64: a tiny deterministic generator for crash images.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn coin(&mut self) -> bool {
+        self.next() >> 63 == 1
+    }
+
+    /// A value in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Replays one kept write in [`CrashMode::Torn`]: whole, or torn at a
+/// sector boundary.
+fn apply_maybe_torn(image: &mut Vec<u8>, offset: u64, data: &[u8], rng: &mut SplitMix64) {
+    if data.is_empty() {
+        return;
+    }
+    if !rng.coin() {
+        apply_write(image, offset, data);
+        return;
+    }
+    let end = offset + data.len() as u64;
+    let first_sector = offset / SECTOR_SIZE;
+    let last_sector = (end - 1) / SECTOR_SIZE;
+    let tear_sector = first_sector + rng.below(last_sector - first_sector + 1);
+    let tear_start = offset.max(tear_sector * SECTOR_SIZE);
+    let tear_end = end.min((tear_sector + 1) * SECTOR_SIZE);
+    apply_write(image, offset, &data[..(tear_start - offset) as usize]);
+    let grown_to = if rng.coin() { end } else { tear_end };
+    if (image.len() as u64) < grown_to {
+        image.resize(grown_to as usize, 0);
+    }
+    let garbage = rng.coin();
+    for byte in &mut image[tear_start as usize..tear_end as usize] {
+        *byte = if garbage { rng.next() as u8 } else { 0 };
+    }
+}
+
+static NEXT_DIR_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A simulated directory: a cheaply cloneable handle (clones share the same
+/// disk) implementing [`StoreDir`]. See the [module docs](self).
+#[derive(Clone)]
+pub struct SimDir {
+    id: u64,
+    disk: Arc<Mutex<Disk>>,
+}
+
+impl fmt::Debug for SimDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let disk = self.lock();
+        f.debug_struct("SimDir")
+            .field("id", &self.id)
+            .field("files", &disk.names.keys().collect::<Vec<_>>())
+            .field("ops", &disk.ops)
+            .finish()
+    }
+}
+
+impl Default for SimDir {
+    fn default() -> Self {
+        SimDir::new()
+    }
+}
+
+impl SimDir {
+    /// An empty simulated directory.
+    pub fn new() -> Self {
+        SimDir::from_disk(Disk::new())
+    }
+
+    fn from_disk(disk: Disk) -> Self {
+        SimDir {
+            id: NEXT_DIR_ID.fetch_add(1, Ordering::Relaxed),
+            disk: Arc::new(Mutex::new(disk)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Disk> {
+        lock_disk(&self.disk)
+    }
+
+    /// The number of operations issued so far, i.e. the index the next
+    /// operation will take (see the [module docs](self)).
+    pub fn op_count(&self) -> u64 {
+        self.lock().ops
+    }
+
+    /// Every successful creation, write, `set_len`, sync and directory sync
+    /// so far, in order.
+    pub fn events(&self) -> Vec<SimEvent> {
+        self.lock().events.clone()
+    }
+
+    /// Makes the operation with index `n` and every later one fail with
+    /// `io::Error::other("simulated crash")` (kind `Other`) without effect;
+    /// `None` lifts the crash. Either way resets [`SimDir::crashed`].
+    pub fn set_crash_at(&self, n: Option<u64>) {
+        let mut disk = self.lock();
+        disk.crash_at = n;
+        disk.crashed = false;
+    }
+
+    /// Whether an operation has been refused by [`SimDir::set_crash_at`]
+    /// since it was last called.
+    pub fn crashed(&self) -> bool {
+        self.lock().crashed
+    }
+
+    /// Makes the operation with the **absolute** index `n` fail with the
+    /// error of `kind` (`EIO` or `ENOSPC` as raw OS errors), without
+    /// effect. [`FaultKind::EioPersistent`] also fails every operation
+    /// after it. An index already passed never fires for the one-shot
+    /// kinds; for the persistent kind it fails every further operation. A
+    /// later call for the same index replaces a one-shot fault.
+    pub fn fail_op(&self, n: u64, kind: FaultKind) {
+        let mut disk = self.lock();
+        match kind {
+            FaultKind::EioPersistent => {
+                disk.persistent_from = Some(disk.persistent_from.map_or(n, |s| s.min(n)));
+            }
+            FaultKind::Eio | FaultKind::Enospc => {
+                disk.faults.insert(n, kind);
+            }
+        }
+    }
+
+    /// Removes every injected fault (not the crash point).
+    pub fn clear_faults(&self) {
+        let mut disk = self.lock();
+        disk.faults.clear();
+        disk.persistent_from = None;
+    }
+
+    /// A new, independent directory holding what the disk could contain
+    /// after power loss now, according to `mode`; `seed` drives the choices
+    /// of [`CrashMode::RandomSubset`] and [`CrashMode::Torn`] (the same
+    /// state, mode and seed always give the same image). The new directory
+    /// has no pending operations, every name durable, an operation counter
+    /// at 0, no events, faults, crash point or lock.
+    pub fn crash_image(&self, mode: CrashMode, seed: u64) -> SimDir {
+        let disk = self.lock();
+        let mut rng = SplitMix64(seed);
+        let mut image_disk = Disk::new();
+        for (name, &index) in &disk.names {
+            let file = &disk.files[index];
+            let image = match mode {
+                CrashMode::KeepUnsynced => Some(file.live.clone()),
+                CrashMode::DropUnsynced => file.name_durable.then(|| file.durable.clone()),
+                CrashMode::RandomSubset | CrashMode::Torn => {
+                    if file.name_durable || rng.coin() {
+                        let mut image = file.durable.clone();
+                        for op in &file.pending {
+                            if !rng.coin() {
+                                continue;
+                            }
+                            match op {
+                                PendingOp::Write { offset, data } if mode == CrashMode::Torn => {
+                                    apply_maybe_torn(&mut image, *offset, data, &mut rng)
+                                }
+                                _ => op.apply(&mut image),
+                            }
+                        }
+                        Some(image)
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(image) = image {
+                image_disk.add_file(name, FileState::with_image(name, image));
+            }
+        }
+        SimDir::from_disk(image_disk)
+    }
+
+    /// The names of the files in the directory (durable or not), sorted.
+    pub fn file_names(&self) -> Vec<String> {
+        self.lock().names.keys().cloned().collect()
+    }
+
+    /// The live image of `name` (what reads see), if the file exists.
+    pub fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        let disk = self.lock();
+        disk.names.get(name).map(|&i| disk.files[i].live.clone())
+    }
+
+    /// The durable image of `name`'s data, if the file exists (even if its
+    /// name is not yet durable).
+    pub fn durable_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        let disk = self.lock();
+        disk.names.get(name).map(|&i| disk.files[i].durable.clone())
+    }
+
+    /// The number of pending (unsynced) writes and `set_len` calls of
+    /// `name`, if the file exists.
+    pub fn pending_ops(&self, name: &str) -> Option<usize> {
+        let disk = self.lock();
+        disk.names.get(name).map(|&i| disk.files[i].pending.len())
+    }
+
+    /// Flips bit `bit` (0..8, 0 the least significant) of the byte at
+    /// `byte_offset` of `name`, as media corruption: in the durable image
+    /// (if the byte lies inside it), in every pending write covering it
+    /// (so that a later sync or crash image keeps the corruption) and so in
+    /// the live image. Not an operation: never counted nor failed.
+    ///
+    /// Errors: `NotFound` if the file does not exist, `InvalidInput` if
+    /// `bit >= 8` or the byte lies outside both images. A byte that only
+    /// exists as zero fill of a pending extension (no pending write covers
+    /// it) stays zero in the live image.
+    pub fn flip_bit(&self, name: &str, byte_offset: u64, bit: u8) -> io::Result<()> {
+        if bit >= 8 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bit {bit} is not in 0..8"),
+            ));
+        }
+        let mut disk = self.lock();
+        let file = disk.file_mut(name)?;
+        let offset = byte_offset as usize;
+        if byte_offset >= file.durable.len() as u64 && byte_offset >= file.live.len() as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("offset {byte_offset} lies outside simulated file {name:?}"),
+            ));
+        }
+        let mask = 1u8 << bit;
+        if let Some(byte) = file.durable.get_mut(offset) {
+            *byte ^= mask;
+        }
+        if file.pending.is_empty() {
+            if let Some(byte) = file.live.get_mut(offset) {
+                *byte ^= mask;
+            }
+        } else {
+            for op in &mut file.pending {
+                if let PendingOp::Write {
+                    offset: w_off,
+                    data,
+                } = op
+                {
+                    if byte_offset >= *w_off && byte_offset - *w_off < data.len() as u64 {
+                        data[(byte_offset - *w_off) as usize] ^= mask;
+                    }
+                }
+            }
+            file.replay_live();
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at `offset` of `name` directly into the durable and
+    /// live images (zero-filling any gap), creating the file with a durable
+    /// name if it is missing. Pending writes overlapping the range are
+    /// patched too, so that a later sync or crash image keeps the bytes.
+    /// Not an operation: never counted nor failed, except with `EFBIG`
+    /// past [`MAX_FILE_LEN`].
+    pub fn write_raw(&self, name: &str, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        checked_end(offset, bytes.len())?;
+        let mut disk = self.lock();
+        if !disk.names.contains_key(name) {
+            disk.add_file(name, FileState::with_image(name, Vec::new()));
+        }
+        let file = disk.file_mut(name)?;
+        apply_write(&mut file.durable, offset, bytes);
+        if file.pending.is_empty() {
+            apply_write(&mut file.live, offset, bytes);
+        } else {
+            file.patch_pending(offset, bytes);
+            file.replay_live();
+        }
+        Ok(())
+    }
+}
+
+impl StoreDir for SimDir {
+    fn open_file(&self, name: &str, create: bool) -> io::Result<Arc<dyn StoreFile>> {
+        let mut disk = self.lock();
+        let op = disk.begin_op()?;
+        let index = match disk.names.get(name) {
+            Some(&index) => index,
+            None if create => {
+                let index = disk.add_file(
+                    name,
+                    FileState {
+                        name_durable: false,
+                        ..FileState::with_image(name, Vec::new())
+                    },
+                );
+                disk.record(op, Some(index), SimEventKind::Create);
+                index
+            }
+            None => return Err(not_found(name)),
+        };
+        Ok(Arc::new(SimFile {
+            disk: Arc::clone(&self.disk),
+            dir_id: self.id,
+            name: name.to_owned(),
+            index,
+        }))
+    }
+
+    fn exists(&self, name: &str) -> io::Result<bool> {
+        let mut disk = self.lock();
+        disk.begin_op()?;
+        Ok(disk.names.contains_key(name))
+    }
+
+    fn sync_dir(&self) -> io::Result<()> {
+        let mut disk = self.lock();
+        let op = disk.begin_op()?;
+        for file in &mut disk.files {
+            file.name_durable = true;
+        }
+        disk.record(op, None, SimEventKind::SyncDir);
+        Ok(())
+    }
+
+    fn lock_exclusive(&self) -> io::Result<Box<dyn DirLock>> {
+        let mut disk = self.lock();
+        if disk.locked {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("sim:{} is locked by another handle", self.id),
+            ));
+        }
+        disk.locked = true;
+        Ok(Box::new(SimLock {
+            disk: Arc::clone(&self.disk),
+            dir_id: self.id,
+        }))
+    }
+
+    fn describe(&self) -> String {
+        format!("sim:{}", self.id)
+    }
+}
+
+/// The writer lock of a [`SimDir`]; released on drop.
+struct SimLock {
+    disk: Arc<Mutex<Disk>>,
+    dir_id: u64,
+}
+
+impl fmt::Debug for SimLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SimLock(sim:{})", self.dir_id)
+    }
+}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        lock_disk(&self.disk).locked = false;
+    }
+}
+
+impl DirLock for SimLock {}
+
+/// An open file of a [`SimDir`], implementing [`StoreFile`]. Obtained from
+/// [`StoreDir::open_file`]; every method call is one operation of the
+/// directory.
+pub struct SimFile {
+    disk: Arc<Mutex<Disk>>,
+    dir_id: u64,
+    name: String,
+    index: usize,
+}
+
+impl fmt::Debug for SimFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SimFile(sim:{}/{})", self.dir_id, self.name)
+    }
+}
+
+impl SimFile {
+    fn lock(&self) -> MutexGuard<'_, Disk> {
+        lock_disk(&self.disk)
+    }
+}
+
+impl StoreFile for SimFile {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let mut disk = self.lock();
+        disk.begin_op()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let live = &disk.files[self.index].live;
+        match offset.checked_add(buf.len() as u64) {
+            Some(end) if end <= live.len() as u64 => {
+                buf.copy_from_slice(&live[offset as usize..end as usize]);
+                Ok(())
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "read of {} bytes at {offset} past the end ({}) of simulated file {:?}",
+                    buf.len(),
+                    live.len(),
+                    self.name
+                ),
+            )),
+        }
+    }
+
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let mut disk = self.lock();
+        let op = disk.begin_op()?;
+        checked_end(offset, buf.len())?;
+        let file = &mut disk.files[self.index];
+        if !buf.is_empty() {
+            apply_write(&mut file.live, offset, buf);
+            file.push_pending(PendingOp::Write {
+                offset,
+                data: buf.to_vec(),
+            });
+        }
+        let kind = SimEventKind::Write {
+            offset,
+            len: buf.len() as u64,
+        };
+        disk.record(op, Some(self.index), kind);
+        Ok(())
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        let mut disk = self.lock();
+        let op = disk.begin_op()?;
+        disk.files[self.index].sync();
+        disk.record(op, Some(self.index), SimEventKind::Sync);
+        Ok(())
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let mut disk = self.lock();
+        let op = disk.begin_op()?;
+        checked_end(len, 0)?;
+        let file = &mut disk.files[self.index];
+        file.live.resize(len as usize, 0);
+        file.push_pending(PendingOp::SetLen(len));
+        disk.record(op, Some(self.index), SimEventKind::SetLen { len });
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        let mut disk = self.lock();
+        disk.begin_op()?;
+        Ok(disk.files[self.index].live.len() as u64)
+    }
+
+    fn read_backend(&self) -> ReadBackendKind {
+        ReadBackendKind::Sequential
+    }
+}
+
+#[cfg(test)]
+mod tests;
