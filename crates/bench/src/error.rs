@@ -1,0 +1,47 @@
+//! The error type of the benchmark crate.
+
+use std::io;
+use std::path::Path;
+
+/// Everything that can stop a benchmark, a device probe or the cold-cache
+/// protocol. More variants may be added; match with a wildcard arm.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BenchError {
+    /// An operating-system call failed.
+    #[error("{what}: {source}")]
+    Io {
+        /// The operation and the file it was applied to, e.g.
+        /// `"fsync /work/x/device-probe.bin"`.
+        what: String,
+        /// The error the operating system returned.
+        #[source]
+        source: io::Error,
+    },
+    /// The caller asked for something that cannot be measured, e.g. a
+    /// probe file smaller than one block.
+    #[error("invalid benchmark options: {what}")]
+    InvalidOptions {
+        /// What is wrong with the options.
+        what: String,
+    },
+}
+
+impl BenchError {
+    /// An [`BenchError::Io`] for `operation` on `path`: the message reads
+    /// `"<operation> <path>: <os error>"`.
+    pub fn io_at(operation: &str, path: &Path, source: io::Error) -> Self {
+        BenchError::Io {
+            what: format!("{operation} {}", path.display()),
+            source,
+        }
+    }
+
+    /// An [`BenchError::Io`] whose description is `what`.
+    pub fn io(what: impl Into<String>, source: io::Error) -> Self {
+        BenchError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
