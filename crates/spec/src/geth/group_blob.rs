@@ -112,7 +112,7 @@ impl GroupBlob {
         }
         let codes = &rest[bitmap.len()..bitmap.len() + code_bytes];
         let used_bits = 3 * count;
-        if used_bits % 8 != 0
+        if !used_bits.is_multiple_of(8)
             && codes
                 .last()
                 .is_some_and(|b| b & (0xffu8 >> (used_bits % 8)) != 0)

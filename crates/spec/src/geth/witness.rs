@@ -35,7 +35,7 @@ pub fn witness_paths<V: TrieView>(
                     break;
                 }
                 ViewNode::Internal(id) => {
-                    if path.len() % usize::from(group_depth) == 0 {
+                    if path.len().is_multiple_of(usize::from(group_depth)) {
                         record(path, NodeKind::Group);
                     }
                     let bit = stem.bit(path.len());
