@@ -28,7 +28,7 @@ impl Prefix {
         let mut bits = [0u8; STEM_BYTES];
         let full = len / 8;
         bits[..full].copy_from_slice(&stem.0[..full]);
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             bits[full] = stem.0[full] & !(0xffu8 >> (len % 8));
         }
         Prefix {

@@ -1,0 +1,171 @@
+//! The clean bucket cache: encoded bucket bytes as read from (or written
+//! to) disk, bounded in bytes, evicted by the CLOCK algorithm. Entries are
+//! keyed by bucket and carry the [`BlockRef`] they were read at, so a
+//! bucket that moved is never served stale.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::format::BlockRef;
+use crate::upper::BucketId;
+
+#[derive(Debug)]
+struct Slot {
+    bucket: BucketId,
+    at: BlockRef,
+    bytes: Arc<[u8]>,
+    referenced: bool,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    slots: Vec<Slot>,
+    index: HashMap<BucketId, usize>,
+    hand: usize,
+    bytes: usize,
+}
+
+/// See the module documentation. Safe to share between threads.
+#[derive(Debug)]
+pub struct BucketCache {
+    inner: Mutex<Inner>,
+    capacity_bytes: usize,
+}
+
+impl BucketCache {
+    /// A cache holding at most `capacity_bytes` of bucket bytes.
+    pub fn new(capacity_bytes: usize) -> Self {
+        BucketCache {
+            inner: Mutex::new(Inner::default()),
+            capacity_bytes,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The bytes of `bucket` if cached at `at`.
+    pub fn get(&self, bucket: BucketId, at: &BlockRef) -> Option<Arc<[u8]>> {
+        let mut inner = self.lock();
+        let position = *inner.index.get(&bucket)?;
+        let slot = &mut inner.slots[position];
+        if slot.at != *at {
+            return None;
+        }
+        slot.referenced = true;
+        Some(slot.bytes.clone())
+    }
+
+    /// Caches `bytes` of `bucket` read at `at`, evicting as needed.
+    pub fn insert(&self, bucket: BucketId, at: BlockRef, bytes: Arc<[u8]>) {
+        if bytes.len() > self.capacity_bytes {
+            return;
+        }
+        let mut inner = self.lock();
+        if let Some(&position) = inner.index.get(&bucket) {
+            let old = std::mem::replace(
+                &mut inner.slots[position],
+                Slot {
+                    bucket,
+                    at,
+                    bytes: bytes.clone(),
+                    referenced: true,
+                },
+            );
+            inner.bytes = inner.bytes - old.bytes.len() + bytes.len();
+        } else {
+            inner.bytes += bytes.len();
+            let position = inner.slots.len();
+            inner.slots.push(Slot {
+                bucket,
+                at,
+                bytes,
+                referenced: true,
+            });
+            inner.index.insert(bucket, position);
+        }
+        while inner.bytes > self.capacity_bytes && !inner.slots.is_empty() {
+            Self::evict_one(&mut inner);
+        }
+    }
+
+    /// Drops `bucket` from the cache.
+    pub fn remove(&self, bucket: BucketId) {
+        let mut inner = self.lock();
+        if let Some(position) = inner.index.remove(&bucket) {
+            Self::remove_at(&mut inner, position);
+        }
+    }
+
+    fn evict_one(inner: &mut Inner) {
+        loop {
+            if inner.hand >= inner.slots.len() {
+                inner.hand = 0;
+            }
+            let hand = inner.hand;
+            if inner.slots[hand].referenced {
+                inner.slots[hand].referenced = false;
+                inner.hand += 1;
+                continue;
+            }
+            let bucket = inner.slots[hand].bucket;
+            inner.index.remove(&bucket);
+            Self::remove_at(inner, hand);
+            return;
+        }
+    }
+
+    fn remove_at(inner: &mut Inner, position: usize) {
+        let removed = inner.slots.swap_remove(position);
+        inner.bytes -= removed.bytes.len();
+        if let Some(moved) = inner.slots.get(position) {
+            inner.index.insert(moved.bucket, position);
+        }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    /// Buckets held.
+    pub fn len(&self) -> usize {
+        self.lock().slots.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops everything.
+    pub fn clear(&self) {
+        let mut inner = self.lock();
+        *inner = Inner::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_within_capacity_and_checks_locations() {
+        let cache = BucketCache::new(10_000);
+        let at = |b: u64| BlockRef {
+            block: b,
+            blocks: 1,
+            crc: 0,
+        };
+        for i in 0..100u32 {
+            cache.insert(i, at(u64::from(i)), Arc::from(vec![i as u8; 1000]));
+            assert!(cache.bytes() <= 10_000);
+            assert_eq!(cache.get(i, &at(u64::from(i))).map(|b| b[0]), Some(i as u8));
+        }
+        assert!(cache.get(99, &at(7)).is_none(), "moved bucket served stale");
+        cache.remove(99);
+        assert!(cache.get(99, &at(99)).is_none());
+        assert!(cache.len() <= 10);
+    }
+}

@@ -1,0 +1,86 @@
+//! Options for opening or creating a store.
+
+use crate::error::{Result, StoreError};
+use crate::io::ReadBackendChoice;
+
+/// Group depth used when creating a database without one: one 4 KiB page
+/// holds a dense group of 6 levels (126 hashes).
+pub const DEFAULT_GROUP_DEPTH: u8 = 6;
+
+/// When commits reach the disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Every commit syncs its WAL record before returning: an acknowledged
+    /// commit survives power loss.
+    #[default]
+    Always,
+    /// Commits write their WAL record without syncing: a process crash
+    /// loses nothing, a power loss may lose the latest commits, but the
+    /// database always reopens consistent (at some earlier commit).
+    /// Checkpoints still sync.
+    Never,
+}
+
+/// How to open a store.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Group depth (1..=8) of the upper-trie pages. Fixed at creation:
+    /// `None` accepts the stored value (or [`DEFAULT_GROUP_DEPTH`] when
+    /// creating); `Some(g)` must equal the stored value.
+    pub group_depth: Option<u8>,
+    /// Memory for caches and unflushed changes, in bytes. Half of it bounds
+    /// the changed buckets held between checkpoints; the clean bucket cache
+    /// gets the rest. The upper trie (about 2.5 bytes per stored value) is
+    /// resident on top of this.
+    pub memory_budget_bytes: usize,
+    /// When commits are synced.
+    pub sync: SyncMode,
+    /// Create an empty database if the directory holds none.
+    pub create_if_missing: bool,
+    /// Which batched-read backend to use.
+    pub read_backend: ReadBackendChoice,
+    /// WAL size that triggers a checkpoint, in bytes.
+    pub wal_bytes_max: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            group_depth: None,
+            memory_budget_bytes: 1 << 30,
+            sync: SyncMode::Always,
+            create_if_missing: true,
+            read_backend: ReadBackendChoice::Auto,
+            wal_bytes_max: 256 << 20,
+        }
+    }
+}
+
+impl Options {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(g) = self.group_depth {
+            if !(1..=8).contains(&g) {
+                return Err(StoreError::InvalidOptions(format!(
+                    "group depth {g} is outside 1..=8"
+                )));
+            }
+        }
+        if self.wal_bytes_max == 0 {
+            return Err(StoreError::InvalidOptions(
+                "wal_bytes_max must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes of changed buckets that trigger a checkpoint.
+    pub fn dirty_bytes_max(&self) -> usize {
+        self.memory_budget_bytes / 2
+    }
+
+    /// Bytes of the clean bucket cache.
+    pub fn cache_bytes_max(&self) -> usize {
+        self.memory_budget_bytes - self.dirty_bytes_max()
+    }
+}

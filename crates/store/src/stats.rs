@@ -1,0 +1,67 @@
+//! Statistics of an open store.
+
+use ubt_spec::hash::Hash;
+
+/// A snapshot of a store's shape, memory and I/O counters (counters count
+/// since the handle was opened).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stats {
+    /// How batched reads are issued (`io_uring`, `pread-pool`, `sequential`).
+    pub read_backend: String,
+    /// Group depth of the upper-trie pages.
+    pub group_depth: u8,
+    /// Checkpoints since creation.
+    pub generation: u64,
+    /// Sequence number of the last commit.
+    pub commit_seq: u64,
+    /// Current root.
+    pub root: Hash,
+    /// Stems stored.
+    pub stem_count: u64,
+    /// Values stored.
+    pub leaf_count: u64,
+    /// Buckets (leaves of the upper trie).
+    pub bucket_count: u64,
+    /// Nodes of the upper trie.
+    pub upper_node_count: u64,
+    /// Upper-trie pages.
+    pub page_count: u64,
+    /// Deepest bucket prefix.
+    pub bucket_depth_max: u64,
+    /// Mean bucket prefix length.
+    pub bucket_depth_mean: f64,
+    /// Data file length as allocated.
+    pub data_file_bytes: u64,
+    /// Bytes of the data file referenced by the checkpoint.
+    pub data_used_bytes: u64,
+    /// Bytes of WAL records since the last checkpoint.
+    pub wal_bytes: u64,
+    /// Buckets changed since the last checkpoint.
+    pub dirty_buckets: u64,
+    /// Memory held by changed buckets.
+    pub dirty_bytes: u64,
+    /// Memory held by the clean bucket cache.
+    pub cache_bytes: u64,
+    /// Memory held by the upper trie and bucket table.
+    pub upper_trie_bytes: u64,
+    /// The configured memory budget.
+    pub memory_budget_bytes: u64,
+    /// Bucket reads issued to the data file.
+    pub bucket_reads: u64,
+    /// Bytes those reads returned.
+    pub bucket_read_bytes: u64,
+    /// Bucket lookups served by the cache.
+    pub cache_hits: u64,
+    /// Bytes written to the data file.
+    pub data_bytes_written: u64,
+    /// Bytes written to the WAL.
+    pub wal_bytes_written: u64,
+    /// Bytes written to the meta file.
+    pub meta_bytes_written: u64,
+    /// Commits that wrote a WAL record.
+    pub commits: u64,
+    /// Checkpoints written.
+    pub checkpoints: u64,
+    /// Why the handle refuses writes, if it does.
+    pub poisoned: Option<String>,
+}

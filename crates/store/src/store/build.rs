@@ -1,0 +1,309 @@
+//! Bulk build: a fresh database from key/value pairs sorted by key, in one
+//! pass. Stems are cut into buckets on the fly (each bucket the shallowest
+//! prefix whose stems fit in one block), buckets are hashed and encoded in
+//! parallel batches and written sequentially, and the upper trie's pages
+//! and the meta record are written last. Until that meta record is synced
+//! the directory still opens as the empty database it was created as.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use rayon::prelude::*;
+use ubt_spec::key::{sub_index, Stem};
+
+use super::commit::RunWriter;
+use super::{BucketSlot, Store, META_FILE};
+use crate::bucket::{codec, Bucket, StemEntry, BUCKET_BYTES_MAX, BUCKET_PREFIX_MAX, SUB_COUNT};
+use crate::error::{Result, StoreError};
+use crate::format::{blocks_for, BlockRef};
+use crate::io::StoreDir;
+use crate::options::Options;
+use crate::prefix::Prefix;
+use crate::summary::Summary;
+use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie};
+
+/// Buckets hashed and written per parallel batch.
+const BATCH_BUCKETS: usize = 4096;
+
+/// What a bulk build did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildReport {
+    /// Key/value pairs read (duplicates included).
+    pub entries_read: u64,
+    /// Values stored (after duplicates collapsed).
+    pub leaf_count: u64,
+    /// Stems stored.
+    pub stem_count: u64,
+    /// Buckets written (non-empty).
+    pub buckets_written: u64,
+    /// Upper-trie pages written.
+    pub pages_written: u64,
+    /// Bytes written to the data file.
+    pub data_bytes_written: u64,
+}
+
+/// A stem read from the input with its values.
+struct InputStem {
+    stem: Stem,
+    values: Vec<(u8, B256)>,
+}
+
+/// Groups a sorted key/value stream into stems, checking the order.
+struct StemReader<I: Iterator> {
+    input: std::iter::Peekable<I>,
+    last_key: Option<B256>,
+    index: u64,
+}
+
+impl<I: Iterator<Item = (B256, B256)>> StemReader<I> {
+    fn next_stem(&mut self) -> Result<Option<InputStem>> {
+        let Some((first_key, first_value)) = self.take()? else {
+            return Ok(None);
+        };
+        let stem = Stem::of_key(&first_key);
+        let mut values = vec![(sub_index(&first_key), first_value)];
+        while let Some((key, _)) = self.input.peek() {
+            if Stem::of_key(key) != stem {
+                break;
+            }
+            let Some((key, value)) = self.take()? else {
+                break;
+            };
+            match values.last_mut() {
+                Some(last) if last.0 == sub_index(&key) => last.1 = value,
+                _ => values.push((sub_index(&key), value)),
+            }
+        }
+        Ok(Some(InputStem { stem, values }))
+    }
+
+    fn take(&mut self) -> Result<Option<(B256, B256)>> {
+        let Some((key, value)) = self.input.next() else {
+            return Ok(None);
+        };
+        if self.last_key.is_some_and(|last| key < last) {
+            return Err(StoreError::UnsortedInput { index: self.index });
+        }
+        self.last_key = Some(key);
+        self.index += 1;
+        Ok(Some((key, value)))
+    }
+}
+
+/// The streaming partitioner and writer.
+struct Builder<'a, I: Iterator> {
+    reader: StemReader<I>,
+    lookahead: VecDeque<InputStem>,
+    group_depth: u8,
+    nodes: Vec<UpperNode>,
+    buckets: Vec<BucketSlot>,
+    batch: Vec<(BucketId, Bucket)>,
+    writer: RunWriter<'a>,
+    next_block: u64,
+    report: BuildReport,
+}
+
+impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
+    /// How many lookahead stems lie under `prefix`, and whether they all fit
+    /// in one bucket (reading more input as needed).
+    fn scan(&mut self, prefix: &Prefix) -> Result<(usize, bool)> {
+        let mut bytes = codec::header_bytes(SUB_COUNT);
+        let mut count = 0usize;
+        loop {
+            if count == self.lookahead.len() {
+                match self.reader.next_stem()? {
+                    Some(stem) => self.lookahead.push_back(stem),
+                    None => return Ok((count, true)),
+                }
+            }
+            let next = &self.lookahead[count];
+            if !prefix.contains(&next.stem) {
+                return Ok((count, true));
+            }
+            bytes += codec::record_bytes(prefix.len(), next.values.len());
+            count += 1;
+            if bytes > BUCKET_BYTES_MAX && count >= 2 && prefix.len() < BUCKET_PREFIX_MAX {
+                return Ok((count, false));
+            }
+        }
+    }
+
+    fn push_node(&mut self, depth: usize, link: Link) -> NodeId {
+        let is_page_root = matches!(link, Link::Internal(_))
+            && depth.is_multiple_of(usize::from(self.group_depth));
+        self.nodes.push(UpperNode {
+            summary: Summary::EMPTY,
+            link,
+            depth: depth as u8,
+            stale: true,
+            page: is_page_root.then_some(PageState {
+                block_ref: None,
+                dirty: true,
+            }),
+        });
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    /// Builds the subtree at `prefix` into `node` (already pushed).
+    /// Explicit stack: prefixes can be 246 bits deep.
+    fn build_from(&mut self, root: NodeId, root_prefix: Prefix) -> Result<()> {
+        let mut stack = vec![(root, root_prefix)];
+        while let Some((node, prefix)) = stack.pop() {
+            let (count, fits) = self.scan(&prefix)?;
+            if fits {
+                let mut bucket = Bucket::new(prefix);
+                for stem in self.lookahead.drain(..count) {
+                    let (first_sub, _) = stem.values[0];
+                    let mut entry = StemEntry::new(stem.stem, first_sub, 0);
+                    for &(sub, _) in &stem.values[1..] {
+                        entry.add(sub);
+                    }
+                    let values: Vec<B256> = stem.values.iter().map(|(_, v)| *v).collect();
+                    bucket.push_stem(&entry, &values);
+                }
+                bucket.finish_bulk();
+                let id = self.buckets.len() as BucketId;
+                self.buckets.push(BucketSlot {
+                    prefix,
+                    leaf: node,
+                    block_ref: None,
+                    dirty: None,
+                });
+                self.nodes[node as usize].link = Link::Leaf(id);
+                self.nodes[node as usize].page = None;
+                self.batch.push((id, bucket));
+                if self.batch.len() >= BATCH_BUCKETS {
+                    self.flush_batch()?;
+                }
+                continue;
+            }
+            let (Some(left), Some(right)) = (prefix.child(0), prefix.child(1)) else {
+                unreachable!("scan never splits at the longest prefix");
+            };
+            let depth = prefix.len() + 1;
+            let children = [
+                self.push_node(depth, Link::Leaf(BucketId::MAX)),
+                self.push_node(depth, Link::Leaf(BucketId::MAX)),
+            ];
+            let is_page_root = prefix.len() % usize::from(self.group_depth) == 0;
+            let parent = &mut self.nodes[node as usize];
+            parent.link = Link::Internal(children);
+            if is_page_root {
+                parent.page = Some(PageState {
+                    block_ref: None,
+                    dirty: true,
+                });
+            }
+            stack.push((children[1], right));
+            stack.push((children[0], left));
+        }
+        Ok(())
+    }
+
+    /// Hashes and encodes the batch in parallel, then writes it.
+    fn flush_batch(&mut self) -> Result<()> {
+        let mut batch = std::mem::take(&mut self.batch);
+        let encoded: Vec<(Summary, Option<Vec<u8>>)> = batch
+            .par_iter_mut()
+            .map(|(_, bucket)| {
+                let summary = bucket.summary();
+                let bytes = (!bucket.is_empty()).then(|| codec::encode(bucket));
+                (summary, bytes)
+            })
+            .collect();
+        for ((id, bucket), (summary, bytes)) in batch.iter().zip(encoded) {
+            let slot = &mut self.buckets[*id as usize];
+            let leaf = &mut self.nodes[slot.leaf as usize];
+            leaf.summary = summary;
+            leaf.stale = false;
+            self.report.stem_count += bucket.stem_count() as u64;
+            self.report.leaf_count += bucket.leaf_count() as u64;
+            if let Some(bytes) = bytes {
+                let blocks = blocks_for(bytes.len());
+                let block = self.next_block;
+                self.next_block += u64::from(blocks);
+                let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                self.writer.write(block, &bytes)?;
+                slot.block_ref = Some(BlockRef { block, blocks, crc });
+                self.report.buckets_written += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Builds a fresh database in `dir` from `entries` sorted by key
+    /// (equal keys allowed; the last one wins) and returns it open. The
+    /// directory must not hold a database with data in it.
+    pub fn build(
+        dir: Arc<dyn StoreDir>,
+        options: Options,
+        entries: impl IntoIterator<Item = (B256, B256)>,
+    ) -> Result<(Store, BuildReport)> {
+        let existed = dir
+            .exists(META_FILE)
+            .map_err(StoreError::io("looking for the meta file"))?;
+        let mut store = Store::open(
+            dir,
+            Options {
+                create_if_missing: true,
+                ..options
+            },
+        )?;
+        if existed && (store.meta.generation > 0 || store.commit_seq > 0) {
+            return Err(StoreError::AlreadyExists(store.dir.describe()));
+        }
+        let data = Arc::clone(&store.data);
+        let mut builder = Builder {
+            reader: StemReader {
+                input: entries.into_iter().peekable(),
+                last_key: None,
+                index: 0,
+            },
+            lookahead: VecDeque::new(),
+            group_depth: store.trie.group_depth(),
+            nodes: Vec::new(),
+            buckets: Vec::new(),
+            batch: Vec::new(),
+            writer: RunWriter::new(data.as_ref()),
+            next_block: 0,
+            report: BuildReport::default(),
+        };
+        let root = builder.push_node(0, Link::Leaf(BucketId::MAX));
+        builder.build_from(root, Prefix::ROOT)?;
+        builder.flush_batch()?;
+        builder.report.entries_read = builder.reader.index;
+        let Builder {
+            nodes,
+            buckets,
+            mut writer,
+            next_block,
+            mut report,
+            ..
+        } = builder;
+
+        let mut trie = UpperTrie::from_nodes(nodes, store.trie.group_depth());
+        store.root = trie.rehash().hash;
+        store.trie = trie;
+        store.buckets = buckets;
+        store.alloc = crate::alloc::BlockAllocator::new();
+        if next_block > 0 {
+            store.alloc.mark_used(&BlockRef {
+                block: 0,
+                blocks: next_block as u32,
+                crc: 0,
+            });
+        }
+        store.stem_count = report.stem_count;
+        store.leaf_count = report.leaf_count;
+        store.committed_root = store.root;
+        store.committed_counts = (store.stem_count, store.leaf_count);
+        report.pages_written = store.trie.page_count() as u64;
+        store.write_pages_and_meta(&mut writer)?;
+        store.after_checkpoint();
+        report.data_bytes_written = store.stats().data_bytes_written;
+        Ok((store, report))
+    }
+}

@@ -1,0 +1,235 @@
+//! [`Store`]: one database directory, opened for reading and writing.
+//!
+//! * [`open`](Store::open) recovers the last durable checkpoint, then
+//!   replays the WAL records after it ([`open`]).
+//! * [`get`](Store::get) and [`get_many`](Store::get_many) find a stem's
+//!   bucket in the resident upper trie and read it: one I/O per bucket not
+//!   cached, all of a batch in flight at once ([`read`]).
+//! * [`apply`](Store::apply) loads the touched buckets (prefetched as one
+//!   batch), writes them, splits the ones that overflow, rehashes the
+//!   touched buckets in parallel and the upper trie along their paths, and
+//!   returns the new root ([`apply`]).
+//! * [`commit`](Store::commit) appends one WAL record; when changed buckets
+//!   or the WAL outgrow their budget, a checkpoint writes the changed
+//!   buckets and pages copy-on-write and switches the meta record
+//!   ([`commit`]).
+//!
+//! After a write, sync or commit fails, the handle is poisoned: reads keep
+//! working on the last committed state, writes return
+//! [`StoreError::Poisoned`] until the database is reopened.
+
+mod apply;
+mod build;
+mod commit;
+mod open;
+mod read;
+mod verify;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::Hash;
+
+use crate::alloc::BlockAllocator;
+use crate::bucket::Bucket;
+use crate::cache::BucketCache;
+use crate::error::{Result, StoreError};
+use crate::format::BlockRef;
+use crate::io::{DirLock, StoreDir, StoreFile};
+use crate::meta::Meta;
+use crate::options::Options;
+use crate::prefix::Prefix;
+use crate::stats::Stats;
+use crate::upper::{NodeId, UpperTrie};
+use crate::wal::Wal;
+
+pub use build::BuildReport;
+pub use verify::VerifyReport;
+
+/// File holding the two meta slots.
+pub const META_FILE: &str = "ubt.meta";
+/// File holding buckets and upper-trie pages.
+pub const DATA_FILE: &str = "ubt.data";
+/// The write-ahead log.
+pub const WAL_FILE: &str = "ubt.wal";
+
+/// One bucket of the bucket table.
+#[derive(Debug)]
+pub(crate) struct BucketSlot {
+    /// The prefix the bucket covers.
+    pub prefix: Prefix,
+    /// Its leaf in the upper trie.
+    pub leaf: NodeId,
+    /// Where it was last written (none if never written or empty).
+    pub block_ref: Option<BlockRef>,
+    /// Its contents, when changed since the last checkpoint.
+    pub dirty: Option<Box<Bucket>>,
+}
+
+/// Counters updated by reads (shared) and writes.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub bucket_reads: AtomicU64,
+    pub bucket_read_bytes: AtomicU64,
+    pub cache_hits: AtomicU64,
+    pub data_bytes_written: AtomicU64,
+    pub wal_bytes_written: AtomicU64,
+    pub meta_bytes_written: AtomicU64,
+    pub commits: AtomicU64,
+    pub checkpoints: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(counter: &AtomicU64, amount: u64) {
+        counter.fetch_add(amount, Ordering::Relaxed);
+    }
+}
+
+/// An open database. See the module documentation.
+#[derive(Debug)]
+pub struct Store {
+    dir: Arc<dyn StoreDir>,
+    _lock: Box<dyn DirLock>,
+    data: Arc<dyn StoreFile>,
+    meta_file: Arc<dyn StoreFile>,
+    wal: Wal,
+    options: Options,
+    /// The last durable checkpoint.
+    meta: Meta,
+    trie: UpperTrie,
+    buckets: Vec<BucketSlot>,
+    alloc: BlockAllocator,
+    /// Extents replaced since the last checkpoint: still needed by it, so
+    /// freed only once the next checkpoint is durable.
+    released: Vec<BlockRef>,
+    cache: BucketCache,
+    /// Memory held by changed buckets.
+    dirty_bytes: usize,
+    /// Writes applied since the last commit.
+    pending: Vec<(B256, B256)>,
+    /// Previous values of the pending writes, in application order.
+    undo: Vec<(B256, Option<B256>)>,
+    /// Root of everything applied.
+    root: Hash,
+    committed_root: Hash,
+    commit_seq: u64,
+    stem_count: u64,
+    leaf_count: u64,
+    committed_counts: (u64, u64),
+    poisoned: Option<String>,
+    counters: Counters,
+}
+
+impl Store {
+    /// The state root of everything applied (committed or not).
+    pub fn root(&self) -> Hash {
+        self.root
+    }
+
+    /// The root of the last commit.
+    pub fn committed_root(&self) -> Hash {
+        self.committed_root
+    }
+
+    /// Sequence number of the last commit (0 for a new database).
+    pub fn commit_seq(&self) -> u64 {
+        self.commit_seq
+    }
+
+    /// Group depth of the upper-trie pages.
+    pub fn group_depth(&self) -> u8 {
+        self.trie.group_depth()
+    }
+
+    /// Whether writes applied since the last commit are pending.
+    pub fn has_uncommitted(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// Why the handle refuses writes, if it does.
+    pub fn poisoned(&self) -> Option<&str> {
+        self.poisoned.as_deref()
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(reason) => Err(StoreError::Poisoned(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&mut self, error: &StoreError) {
+        if self.poisoned.is_none() {
+            self.poisoned = Some(error.to_string());
+        }
+    }
+
+    /// The prefix of an upper-trie node: its depth's worth of the prefix of
+    /// any bucket below it.
+    fn prefix_of_node(&self, mut id: NodeId) -> Prefix {
+        let depth = usize::from(self.trie.node(id).depth);
+        loop {
+            match self.trie.node(id).link {
+                crate::upper::Link::Leaf(bucket) => {
+                    return self.buckets[bucket as usize].prefix.truncate(depth);
+                }
+                crate::upper::Link::Internal([left, _]) => id = left,
+            }
+        }
+    }
+
+    /// Statistics about the database and this handle.
+    pub fn stats(&self) -> Stats {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let (depth_max, depth_sum, leaves) = self.trie.leaf_depths();
+        let dirty_buckets = self.buckets.iter().filter(|b| b.dirty.is_some()).count();
+        Stats {
+            read_backend: self.data.read_backend().name().to_string(),
+            group_depth: self.trie.group_depth(),
+            generation: self.meta.generation,
+            commit_seq: self.commit_seq,
+            root: self.root,
+            stem_count: self.stem_count,
+            leaf_count: self.leaf_count,
+            bucket_count: self.buckets.len() as u64,
+            upper_node_count: self.trie.node_count() as u64,
+            page_count: self.trie.page_count() as u64,
+            bucket_depth_max: depth_max as u64,
+            bucket_depth_mean: if leaves == 0 {
+                0.0
+            } else {
+                depth_sum as f64 / leaves as f64
+            },
+            data_file_bytes: self.alloc.end() * crate::format::BLOCK_BYTES as u64,
+            data_used_bytes: self.alloc.used_blocks() * crate::format::BLOCK_BYTES as u64,
+            wal_bytes: self.wal.len(),
+            dirty_buckets: dirty_buckets as u64,
+            dirty_bytes: self.dirty_bytes as u64,
+            cache_bytes: self.cache.bytes() as u64,
+            upper_trie_bytes: (self.trie.memory_bytes()
+                + self.buckets.capacity() * std::mem::size_of::<BucketSlot>())
+                as u64,
+            memory_budget_bytes: self.options.memory_budget_bytes as u64,
+            bucket_reads: load(&self.counters.bucket_reads),
+            bucket_read_bytes: load(&self.counters.bucket_read_bytes),
+            cache_hits: load(&self.counters.cache_hits),
+            data_bytes_written: load(&self.counters.data_bytes_written),
+            wal_bytes_written: load(&self.counters.wal_bytes_written),
+            meta_bytes_written: load(&self.counters.meta_bytes_written),
+            commits: load(&self.counters.commits),
+            checkpoints: load(&self.counters.checkpoints),
+            poisoned: self.poisoned.clone(),
+        }
+    }
+
+    /// Drops the clean bucket cache (for cold-read measurements).
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
+    /// The directory, for messages.
+    pub fn location(&self) -> String {
+        self.dir.describe()
+    }
+}

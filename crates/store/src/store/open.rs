@@ -1,0 +1,431 @@
+//! Opening: create an empty database, or recover an existing one.
+//!
+//! Recovery reads both meta slots and takes the valid one with the highest
+//! generation, loads the upper trie from its pages (one batch of reads per
+//! page level), checks that every internal summary equals the combination
+//! of its children's and that no two structures share a block, then replays
+//! the WAL records of that generation, checking that each replayed commit
+//! reproduces the root its record holds. The WAL is cut after the last
+//! intact record.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::read::block_location;
+use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
+use crate::alloc::BlockAllocator;
+use crate::cache::BucketCache;
+use crate::error::{Result, StoreError, Structure};
+use crate::format::{BlockRef, BLOCK_BYTES};
+use crate::io::os::OsDir;
+use crate::io::{ReadRequest, StoreDir, StoreFile};
+use crate::meta::{Meta, META_SLOT_BYTES};
+use crate::options::{Options, DEFAULT_GROUP_DEPTH};
+use crate::prefix::Prefix;
+use crate::summary::{combine, Summary};
+use crate::upper::page::{self, Entry};
+use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie, ROOT};
+use crate::wal::Wal;
+
+impl Store {
+    /// Opens (or creates, if allowed) the database in directory `path`.
+    pub fn open_path(path: &Path, options: Options) -> Result<Store> {
+        options.validate()?;
+        let dir = OsDir::open(path, options.create_if_missing, options.read_backend).map_err(
+            |error| match error.kind() {
+                std::io::ErrorKind::NotFound => StoreError::NotFound(path.display().to_string()),
+                _ => StoreError::io("opening the database directory")(error),
+            },
+        )?;
+        Store::open(Arc::new(dir), options)
+    }
+
+    /// Opens (or creates, if allowed) the database in `dir`.
+    pub fn open(dir: Arc<dyn StoreDir>, options: Options) -> Result<Store> {
+        options.validate()?;
+        let lock = dir.lock_exclusive().map_err(|error| match error.kind() {
+            std::io::ErrorKind::WouldBlock => StoreError::Locked(dir.describe()),
+            _ => StoreError::io("locking the database directory")(error),
+        })?;
+        let exists = dir
+            .exists(META_FILE)
+            .map_err(StoreError::io("looking for the meta file"))?;
+        let meta = if exists {
+            read_meta(dir.as_ref())?
+        } else {
+            None
+        };
+        let meta = match meta {
+            Some(meta) => meta,
+            None if options.create_if_missing => create(dir.as_ref(), &options)?,
+            None if exists => return Err(StoreError::NotADatabase(dir.describe())),
+            None => return Err(StoreError::NotFound(dir.describe())),
+        };
+        if let Some(requested) = options.group_depth {
+            if requested != meta.group_depth {
+                return Err(StoreError::GroupDepthMismatch {
+                    stored: meta.group_depth,
+                    requested,
+                });
+            }
+        }
+        let open_file = |name: &str| {
+            dir.open_file(name, false)
+                .map_err(StoreError::io("opening a database file"))
+        };
+        let data = open_file(DATA_FILE)?;
+        let meta_file = open_file(META_FILE)?;
+        let wal_file = open_file(WAL_FILE)?;
+        let data_len = data
+            .len()
+            .map_err(StoreError::io("reading the data file length"))?;
+        if data_len < meta.data_blocks * BLOCK_BYTES as u64 {
+            return Err(StoreError::corrupted(
+                Structure::Meta,
+                META_FILE,
+                format!(
+                    "data file is {data_len} bytes, checkpoint needs {}",
+                    meta.data_blocks * BLOCK_BYTES as u64
+                ),
+            ));
+        }
+        let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
+        let mut alloc = BlockAllocator::new();
+        let refs = buckets
+            .iter()
+            .filter_map(|b| b.block_ref)
+            .chain(trie.page_refs());
+        for extent in refs {
+            if extent.block + u64::from(extent.blocks) > meta.data_blocks
+                || !alloc.mark_used(&extent)
+            {
+                return Err(StoreError::corrupted(
+                    Structure::Trie,
+                    block_location(&extent),
+                    "extent outside the data file or shared with another structure",
+                ));
+            }
+        }
+        let root = meta.root.summary.hash;
+        let mut store = Store {
+            wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
+            dir,
+            _lock: lock,
+            data,
+            meta_file,
+            cache: BucketCache::new(options.cache_bytes_max()),
+            options,
+            trie,
+            buckets,
+            alloc,
+            released: Vec::new(),
+            dirty_bytes: 0,
+            pending: Vec::new(),
+            undo: Vec::new(),
+            root,
+            committed_root: root,
+            commit_seq: meta.commit_seq,
+            stem_count: meta.stem_count,
+            leaf_count: meta.leaf_count,
+            committed_counts: (meta.stem_count, meta.leaf_count),
+            poisoned: None,
+            counters: Counters::default(),
+            meta,
+        };
+        store.replay_wal(&wal_file)?;
+        Ok(store)
+    }
+
+    /// Replays the WAL records after the checkpoint, then cuts the log
+    /// after the last intact one.
+    fn replay_wal(&mut self, wal_file: &Arc<dyn StoreFile>) -> Result<()> {
+        let (records, end) = Wal::replay(wal_file, self.meta.generation, self.meta.commit_seq + 1)?;
+        for record in records {
+            self.apply_unchecked(&record.writes)?;
+            if self.root != record.root {
+                return Err(StoreError::corrupted(
+                    Structure::Wal,
+                    format!("{WAL_FILE} record {}", record.seq),
+                    "replaying the record does not reproduce the root it holds",
+                ));
+            }
+            self.undo.clear();
+            self.commit_seq = record.seq;
+            self.committed_root = self.root;
+            self.committed_counts = (self.stem_count, self.leaf_count);
+        }
+        let len = wal_file
+            .len()
+            .map_err(StoreError::io("reading the WAL length"))?;
+        if len > end {
+            wal_file
+                .set_len(end)
+                .and_then(|()| wal_file.sync_data())
+                .map_err(StoreError::io(
+                    "cutting the WAL after its last intact record",
+                ))?;
+        }
+        self.wal = Wal::new(Arc::clone(wal_file), self.meta.generation, end);
+        Ok(())
+    }
+}
+
+/// Reads both meta slots; the valid one with the highest generation.
+/// `None` if neither is valid and the file was never completed (all zero
+/// or short): a creation that did not finish.
+fn read_meta(dir: &dyn StoreDir) -> Result<Option<Meta>> {
+    let file = dir
+        .open_file(META_FILE, false)
+        .map_err(StoreError::io("opening the meta file"))?;
+    let len = file
+        .len()
+        .map_err(StoreError::io("reading the meta file length"))?;
+    let mut bytes = vec![0u8; 2 * META_SLOT_BYTES];
+    let readable = (len as usize).min(bytes.len());
+    file.read_exact_at(&mut bytes[..readable], 0)
+        .map_err(StoreError::io("reading the meta file"))?;
+    let mut best: Option<Meta> = None;
+    let mut errors = Vec::new();
+    for slot in 0..2 {
+        match Meta::decode(
+            &bytes[slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES],
+            slot,
+        ) {
+            Ok(meta) => {
+                if best.is_none_or(|b| meta.generation > b.generation) {
+                    best = Some(meta);
+                }
+            }
+            Err(error @ StoreError::UnsupportedVersion { .. }) => return Err(error),
+            Err(error) => errors.push(error.to_string()),
+        }
+    }
+    if best.is_some() {
+        return Ok(best);
+    }
+    if (len as usize) < bytes.len() || bytes.iter().all(|b| *b == 0) {
+        return Ok(None);
+    }
+    Err(StoreError::corrupted(
+        Structure::Meta,
+        META_FILE,
+        format!("no valid meta slot: {}", errors.join("; ")),
+    ))
+}
+
+/// Creates an empty database: empty data and WAL files, then the meta file
+/// with generation 0 in slot 0, synced, then the directory synced.
+fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
+    let meta = Meta {
+        generation: 0,
+        group_depth: options.group_depth.unwrap_or(DEFAULT_GROUP_DEPTH),
+        commit_seq: 0,
+        data_blocks: 0,
+        bucket_count: 1,
+        stem_count: 0,
+        leaf_count: 0,
+        root: Entry {
+            summary: Summary::EMPTY,
+            leaf: true,
+            block_ref: None,
+        },
+    };
+    for name in [DATA_FILE, WAL_FILE] {
+        let file = dir
+            .open_file(name, true)
+            .map_err(StoreError::io("creating the database"))?;
+        file.set_len(0)
+            .and_then(|()| file.sync_data())
+            .map_err(StoreError::io("creating the database"))?;
+    }
+    let meta_file = dir
+        .open_file(META_FILE, true)
+        .map_err(StoreError::io("creating the meta file"))?;
+    let mut bytes = meta.encode();
+    bytes.resize(2 * META_SLOT_BYTES, 0);
+    meta_file
+        .write_all_at(&bytes, 0)
+        .and_then(|()| meta_file.sync_data())
+        .and_then(|()| dir.sync_dir())
+        .map_err(StoreError::io("writing the first meta record"))?;
+    Ok(meta)
+}
+
+/// A page to load: its root node, prefix and reference.
+struct PendingPage {
+    node: NodeId,
+    prefix: Prefix,
+    at: BlockRef,
+}
+
+/// Loads the upper trie and the bucket table from the checkpoint's pages.
+fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<BucketSlot>)> {
+    let g = meta.group_depth;
+    let root = meta.root;
+    let mut nodes = vec![UpperNode {
+        summary: root.summary,
+        link: Link::Leaf(0),
+        depth: 0,
+        stale: false,
+        page: None,
+    }];
+    let mut buckets: Vec<BucketSlot> = Vec::new();
+    let mut level: Vec<PendingPage> = Vec::new();
+    if root.leaf {
+        buckets.push(BucketSlot {
+            prefix: Prefix::ROOT,
+            leaf: ROOT,
+            block_ref: root.block_ref,
+            dirty: None,
+        });
+    } else {
+        let at = root.block_ref.ok_or_else(|| {
+            StoreError::corrupted(Structure::Meta, META_FILE, "internal root without a page")
+        })?;
+        nodes[0].link = Link::Internal([NodeId::MAX; 2]);
+        nodes[0].page = Some(PageState {
+            block_ref: Some(at),
+            dirty: false,
+        });
+        level.push(PendingPage {
+            node: ROOT,
+            prefix: Prefix::ROOT,
+            at,
+        });
+    }
+    while !level.is_empty() {
+        let requests: Vec<ReadRequest> = level
+            .iter()
+            .map(|p| ReadRequest {
+                offset: p.at.offset(),
+                len: p.at.byte_len(),
+            })
+            .collect();
+        let pages = data.read_batch(&requests);
+        let mut next = Vec::new();
+        for (pending, bytes) in level.iter().zip(pages) {
+            let bytes = bytes.map_err(StoreError::io("reading trie pages"))?;
+            let location = block_location(&pending.at);
+            if pending.prefix.len() + usize::from(g) > crate::bucket::BUCKET_PREFIX_MAX + 1 {
+                return Err(StoreError::corrupted(
+                    Structure::TriePage,
+                    location,
+                    "page too deep",
+                ));
+            }
+            let decoded = page::decode(&bytes, g, &pending.prefix, pending.at.crc, &location)?;
+            add_page(&mut nodes, &mut buckets, pending, &decoded, g, &mut next);
+        }
+        level = next;
+    }
+    let trie = UpperTrie::from_nodes(nodes, g);
+    check_summaries(&trie)?;
+    if buckets.len() as u64 != meta.bucket_count {
+        return Err(StoreError::corrupted(
+            Structure::Meta,
+            META_FILE,
+            format!(
+                "{} buckets in the pages, meta says {}",
+                buckets.len(),
+                meta.bucket_count
+            ),
+        ));
+    }
+    Ok((trie, buckets))
+}
+
+/// Creates the nodes of a decoded page below its root node.
+fn add_page(
+    nodes: &mut Vec<UpperNode>,
+    buckets: &mut Vec<BucketSlot>,
+    pending: &PendingPage,
+    decoded: &page::DecodedPage,
+    g: u8,
+    next: &mut Vec<PendingPage>,
+) {
+    let base_depth = pending.prefix.len();
+    // Node id of each slot of this page (entries come in slot order, so a
+    // parent is always created before its children).
+    let mut slot_nodes = vec![NodeId::MAX; page::slot_count(g)];
+    for &(rel, index, entry) in &decoded.entries {
+        let id = nodes.len() as NodeId;
+        let depth = base_depth + rel;
+        let mut prefix = pending.prefix;
+        for bit in (0..rel).rev() {
+            prefix = prefix
+                .child(((index >> bit) & 1) as u8)
+                .unwrap_or_else(|| unreachable!("depth checked against the bucket prefix limit"));
+        }
+        let parent = if rel == 1 {
+            pending.node
+        } else {
+            slot_nodes[page::slot_of(rel - 1, index / 2)]
+        };
+        if let Link::Internal(children) = &mut nodes[parent as usize].link {
+            children[index % 2] = id;
+        }
+        slot_nodes[page::slot_of(rel, index)] = id;
+        let (link, page) = if entry.leaf {
+            buckets.push(BucketSlot {
+                prefix,
+                leaf: id,
+                block_ref: entry.block_ref,
+                dirty: None,
+            });
+            (Link::Leaf((buckets.len() - 1) as BucketId), None)
+        } else if rel == usize::from(g) {
+            // Decoding guarantees bottom-row internal nodes have a page.
+            let page = entry.block_ref.map(|at| {
+                next.push(PendingPage {
+                    node: id,
+                    prefix,
+                    at,
+                });
+                PageState {
+                    block_ref: Some(at),
+                    dirty: false,
+                }
+            });
+            (Link::Internal([NodeId::MAX; 2]), page)
+        } else {
+            (Link::Internal([NodeId::MAX; 2]), None)
+        };
+        nodes.push(UpperNode {
+            summary: entry.summary,
+            link,
+            depth: depth as u8,
+            stale: false,
+            page,
+        });
+    }
+}
+
+/// Every internal node's summary must combine its children's.
+fn check_summaries(trie: &UpperTrie) -> Result<()> {
+    let mut failure: Option<StoreError> = None;
+    trie.walk(|id, prefix| {
+        if failure.is_some() {
+            return;
+        }
+        let node = trie.node(id);
+        if let Link::Internal([left, right]) = node.link {
+            if left == NodeId::MAX || right == NodeId::MAX {
+                failure = Some(StoreError::corrupted(
+                    Structure::TriePage,
+                    format!("{prefix:?}"),
+                    "missing child",
+                ));
+                return;
+            }
+            let expected = combine(&trie.node(left).summary, &trie.node(right).summary);
+            if expected != node.summary {
+                failure = Some(StoreError::corrupted(
+                    Structure::Trie,
+                    format!("upper-trie node {prefix:?}"),
+                    "summary is not the combination of its children's",
+                ));
+            }
+        }
+    });
+    failure.map_or(Ok(()), Err)
+}

@@ -1,0 +1,196 @@
+//! Reads: point lookups, batched lookups, and fetching buckets for writes.
+//! A stem's bucket is found in the resident upper trie; a bucket not held
+//! in memory costs one read of its extent (usually one 4 KiB block), and a
+//! batch issues all its reads at once through the directory's backend.
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use ubt_spec::key::{sub_index, Stem};
+
+use super::{Counters, Store};
+use crate::bucket::codec;
+use crate::bucket::Bucket;
+use crate::error::{Result, StoreError};
+use crate::format::BlockRef;
+use crate::io::ReadRequest;
+use crate::upper::BucketId;
+
+/// Where a bucket's contents come from for a read.
+enum Source<'a> {
+    /// No stem: every lookup is absent.
+    Empty,
+    /// Changed since the last checkpoint: in memory.
+    Dirty(&'a Bucket),
+    /// On disk (maybe cached).
+    Disk(BlockRef),
+}
+
+pub(crate) fn block_location(block_ref: &BlockRef) -> String {
+    format!("ubt.data block {} (+{})", block_ref.block, block_ref.blocks)
+}
+
+impl Store {
+    fn source(&self, bucket: BucketId) -> Source<'_> {
+        let slot = &self.buckets[bucket as usize];
+        match (&slot.dirty, slot.block_ref) {
+            (Some(bucket), _) => Source::Dirty(bucket),
+            (None, Some(at)) => Source::Disk(at),
+            (None, None) => Source::Empty,
+        }
+    }
+
+    /// The value at `key`, if present (including writes applied but not
+    /// yet committed).
+    pub fn get(&self, key: &B256) -> Result<Option<B256>> {
+        let stem = Stem::of_key(key);
+        let (_, bucket) = self.trie.locate(&stem);
+        match self.source(bucket) {
+            Source::Empty => Ok(None),
+            Source::Dirty(contents) => Ok(contents.get(&stem, sub_index(key))),
+            Source::Disk(at) => {
+                let bytes = match self.cache.get(bucket, &at) {
+                    Some(bytes) => {
+                        Counters::add(&self.counters.cache_hits, 1);
+                        bytes
+                    }
+                    None => self.read_extent(bucket, &at)?,
+                };
+                let prefix = &self.buckets[bucket as usize].prefix;
+                codec::lookup(
+                    &bytes,
+                    prefix,
+                    at.crc,
+                    &block_location(&at),
+                    &stem,
+                    sub_index(key),
+                )
+            }
+        }
+    }
+
+    /// Reads one bucket's extent and caches it.
+    fn read_extent(&self, bucket: BucketId, at: &BlockRef) -> Result<Arc<[u8]>> {
+        let mut bytes = vec![0u8; at.byte_len()];
+        self.data
+            .read_exact_at(&mut bytes, at.offset())
+            .map_err(StoreError::io("reading a bucket"))?;
+        Counters::add(&self.counters.bucket_reads, 1);
+        Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
+        let bytes: Arc<[u8]> = Arc::from(bytes);
+        self.cache.insert(bucket, *at, bytes.clone());
+        Ok(bytes)
+    }
+
+    /// The encoded bytes of every listed on-disk bucket (deduplicated by
+    /// the caller), from the cache or from one batch of concurrent reads.
+    /// Results are in the order of `wanted`.
+    pub(crate) fn fetch(&self, wanted: &[(BucketId, BlockRef)]) -> Result<Vec<Arc<[u8]>>> {
+        let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(wanted.len());
+        let mut requests = Vec::new();
+        let mut request_slots = Vec::new();
+        for (position, (bucket, at)) in wanted.iter().enumerate() {
+            match self.cache.get(*bucket, at) {
+                Some(bytes) => {
+                    Counters::add(&self.counters.cache_hits, 1);
+                    out.push(Some(bytes));
+                }
+                None => {
+                    out.push(None);
+                    requests.push(ReadRequest {
+                        offset: at.offset(),
+                        len: at.byte_len(),
+                    });
+                    request_slots.push(position);
+                }
+            }
+        }
+        let mut first_error: Option<std::io::Error> = None;
+        let mut read_bytes = 0u64;
+        self.data
+            .read_batch_each(&requests, &mut |index, result| match result {
+                Ok(bytes) => {
+                    let position = request_slots[index];
+                    let (bucket, at) = wanted[position];
+                    read_bytes += bytes.len() as u64;
+                    let bytes: Arc<[u8]> = Arc::from(bytes);
+                    self.cache.insert(bucket, at, bytes.clone());
+                    out[position] = Some(bytes);
+                }
+                Err(error) => {
+                    first_error.get_or_insert(error);
+                }
+            });
+        Counters::add(&self.counters.bucket_reads, requests.len() as u64);
+        Counters::add(&self.counters.bucket_read_bytes, read_bytes);
+        if let Some(error) = first_error {
+            return Err(StoreError::io("reading buckets")(error));
+        }
+        out.into_iter()
+            .map(|bytes| {
+                bytes.ok_or_else(|| {
+                    StoreError::io("reading buckets")(std::io::Error::other("read never completed"))
+                })
+            })
+            .collect()
+    }
+
+    /// The values at `keys`, in order. Every bucket not in memory is read
+    /// once, all reads of the batch in flight together.
+    pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
+        let located: Vec<BucketId> = keys
+            .iter()
+            .map(|key| self.trie.locate(&Stem::of_key(key)).1)
+            .collect();
+        let mut on_disk: Vec<(BucketId, BlockRef)> = located
+            .iter()
+            .filter_map(|&bucket| match self.source(bucket) {
+                Source::Disk(at) => Some((bucket, at)),
+                _ => None,
+            })
+            .collect();
+        on_disk.sort_unstable_by_key(|(bucket, _)| *bucket);
+        on_disk.dedup_by_key(|(bucket, _)| *bucket);
+        let fetched = self.fetch(&on_disk)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (key, &bucket) in keys.iter().zip(&located) {
+            let stem = Stem::of_key(key);
+            let value = match self.source(bucket) {
+                Source::Empty => None,
+                Source::Dirty(contents) => contents.get(&stem, sub_index(key)),
+                Source::Disk(at) => {
+                    let position =
+                        on_disk
+                            .binary_search_by_key(&bucket, |(b, _)| *b)
+                            .map_err(|_| {
+                                StoreError::io("reading buckets")(std::io::Error::other(
+                                    "bucket not fetched",
+                                ))
+                            })?;
+                    let prefix = &self.buckets[bucket as usize].prefix;
+                    codec::lookup(
+                        &fetched[position],
+                        prefix,
+                        at.crc,
+                        &block_location(&at),
+                        &stem,
+                        sub_index(key),
+                    )?
+                }
+            };
+            out.push(value);
+        }
+        Ok(out)
+    }
+
+    /// Decodes a fetched bucket.
+    pub(crate) fn decode_fetched(
+        &self,
+        bucket: BucketId,
+        at: &BlockRef,
+        bytes: &[u8],
+    ) -> Result<Bucket> {
+        let prefix = &self.buckets[bucket as usize].prefix;
+        codec::decode(bytes, prefix, at.crc, &block_location(at))
+    }
+}

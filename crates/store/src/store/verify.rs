@@ -1,0 +1,220 @@
+//! Full verification: every checksum, every stored hash recomputed from the
+//! values, every upper-trie summary recomputed from its children, the root
+//! compared with the meta record's and the replayed WAL's, the counts
+//! compared with the meta record's.
+
+use rayon::prelude::*;
+
+use super::read::block_location;
+use super::Store;
+use crate::bucket::{compute_stem_hash, Bucket};
+use crate::error::{Result, StoreError};
+use crate::format::BlockRef;
+use crate::io::ReadRequest;
+use crate::summary::{combine, Summary};
+use crate::upper::{page, BucketId, Link};
+
+/// Buckets read and checked per batch.
+const VERIFY_BATCH: usize = 4096;
+
+/// What [`Store::verify`] checked and found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Buckets whose contents were checked.
+    pub buckets: u64,
+    /// Stems whose hashes were recomputed.
+    pub stems: u64,
+    /// Values seen.
+    pub leaves: u64,
+    /// Upper-trie pages whose bytes were re-read and checked.
+    pub pages: u64,
+    /// Upper-trie nodes whose summaries were recomputed.
+    pub upper_nodes: u64,
+    /// Bytes read from the data file.
+    pub bytes_read: u64,
+    /// Every problem found (empty when the database is sound).
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether no problem was found.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Recomputes a bucket's summary from its values alone, comparing every
+/// stored stem hash and sub-bucket hash on the way. Returns the summary and
+/// the problems found.
+fn recompute(bucket: &Bucket) -> (Summary, Vec<String>) {
+    let mut problems = Vec::new();
+    let mut fresh = Bucket::new(*bucket.prefix());
+    for entry in bucket.stems() {
+        let values = bucket.values_of(entry);
+        if let Some(stored) = entry.hash() {
+            if stored != compute_stem_hash(entry, values) {
+                problems.push(format!(
+                    "stem {:?}: stored hash differs from its values' hash",
+                    entry.stem
+                ));
+            }
+        }
+        fresh.push_stem(entry, values);
+    }
+    fresh.finish_bulk();
+    let summary = fresh.summary();
+    if bucket.sub_summaries() != fresh.sub_summaries() {
+        problems.push("stored sub-bucket hashes differ from the recomputed ones".to_string());
+    }
+    (summary, problems)
+}
+
+impl Store {
+    /// Checks the whole database (see the module documentation). I/O errors
+    /// are returned as errors; everything else found wrong is listed in
+    /// the report.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let mut report = VerifyReport::default();
+        // Buckets: on disk (read in batches) or in memory.
+        let ids: Vec<BucketId> = (0..self.buckets.len() as BucketId).collect();
+        for chunk in ids.chunks(VERIFY_BATCH) {
+            let on_disk: Vec<(BucketId, BlockRef)> = chunk
+                .iter()
+                .filter_map(|&id| {
+                    let slot = &self.buckets[id as usize];
+                    (slot.dirty.is_none())
+                        .then_some(slot.block_ref.map(|at| (id, at)))
+                        .flatten()
+                })
+                .collect();
+            let requests: Vec<ReadRequest> = on_disk
+                .iter()
+                .map(|(_, at)| ReadRequest {
+                    offset: at.offset(),
+                    len: at.byte_len(),
+                })
+                .collect();
+            let reads = self.data.read_batch(&requests);
+            let mut loaded: Vec<(BucketId, Result<Bucket>)> = Vec::with_capacity(chunk.len());
+            for ((id, at), bytes) in on_disk.iter().zip(reads) {
+                let bytes = bytes.map_err(StoreError::io("reading buckets to verify"))?;
+                report.bytes_read += bytes.len() as u64;
+                loaded.push((*id, self.decode_fetched(*id, at, &bytes)));
+            }
+            for &id in chunk {
+                if let Some(contents) = &self.buckets[id as usize].dirty {
+                    loaded.push((id, Ok((**contents).clone())));
+                }
+            }
+            let checked: Vec<(BucketId, u64, u64, Vec<String>)> = loaded
+                .into_par_iter()
+                .map(|(id, bucket)| match bucket {
+                    Err(error) => (id, 0, 0, vec![error.to_string()]),
+                    Ok(bucket) => {
+                        let (summary, mut problems) = recompute(&bucket);
+                        let leaf = self.trie.node(self.buckets[id as usize].leaf);
+                        if leaf.summary != summary {
+                            problems.push(format!(
+                                "bucket {:?}: recomputed hash differs from the one in the upper trie",
+                                bucket.prefix()
+                            ));
+                        }
+                        (id, bucket.stem_count() as u64, bucket.leaf_count() as u64, problems)
+                    }
+                })
+                .collect();
+            for (id, stems, leaves, problems) in checked {
+                report.buckets += 1;
+                report.stems += stems;
+                report.leaves += leaves;
+                let slot = &self.buckets[id as usize];
+                for problem in problems {
+                    let location = slot
+                        .block_ref
+                        .map_or("memory".to_string(), |at| block_location(&at));
+                    report
+                        .problems
+                        .push(format!("bucket {:?} at {location}: {problem}", slot.prefix));
+                }
+            }
+            for &id in chunk {
+                let slot = &self.buckets[id as usize];
+                if slot.dirty.is_none() && slot.block_ref.is_none() {
+                    report.buckets += 1;
+                    if self.trie.node(slot.leaf).summary != Summary::EMPTY {
+                        report.problems.push(format!(
+                            "bucket {:?} has no extent but a non-empty hash",
+                            slot.prefix
+                        ));
+                    }
+                }
+            }
+        }
+        self.verify_upper(&mut report)?;
+        if report.stems != self.stem_count || report.leaves != self.leaf_count {
+            report.problems.push(format!(
+                "counted {} stems and {} values, the database records {} and {}",
+                report.stems, report.leaves, self.stem_count, self.leaf_count
+            ));
+        }
+        if self.buckets.iter().all(|b| b.dirty.is_none())
+            && self.meta.root.summary.hash != self.root
+        {
+            report
+                .problems
+                .push("root differs from the meta record's root".to_string());
+        }
+        Ok(report)
+    }
+
+    /// Upper-trie summaries and the pages' bytes.
+    fn verify_upper(&self, report: &mut VerifyReport) -> Result<()> {
+        let mut problems = Vec::new();
+        let mut nodes = 0u64;
+        self.trie.walk(|id, prefix| {
+            nodes += 1;
+            let node = self.trie.node(id);
+            if let Link::Internal([left, right]) = node.link {
+                let expected = combine(
+                    &self.trie.node(left).summary,
+                    &self.trie.node(right).summary,
+                );
+                if expected != node.summary {
+                    problems.push(format!(
+                        "upper-trie node {prefix:?}: summary is not its children's"
+                    ));
+                }
+            }
+        });
+        report.upper_nodes = nodes;
+        if self.trie.root_summary().hash != self.root {
+            problems.push("upper-trie root differs from the current root".to_string());
+        }
+        report.problems.extend(problems);
+        let mut pages: Vec<(crate::prefix::Prefix, BlockRef)> = Vec::new();
+        self.trie.walk(|id, prefix| {
+            if let Some(at) = self.trie.node(id).page.and_then(|p| p.block_ref) {
+                pages.push((*prefix, at));
+            }
+        });
+        let requests: Vec<ReadRequest> = pages
+            .iter()
+            .map(|(_, at)| ReadRequest {
+                offset: at.offset(),
+                len: at.byte_len(),
+            })
+            .collect();
+        for ((prefix, at), bytes) in pages.iter().zip(self.data.read_batch(&requests)) {
+            let bytes = bytes.map_err(StoreError::io("reading trie pages to verify"))?;
+            report.bytes_read += bytes.len() as u64;
+            report.pages += 1;
+            let group_depth = self.trie.group_depth();
+            if let Err(error) =
+                page::decode(&bytes, group_depth, prefix, at.crc, &block_location(at))
+            {
+                report.problems.push(error.to_string());
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,325 @@
+//! The upper trie: the binary trie of bucket prefixes, from the root down to
+//! the buckets, always resident in memory.
+//!
+//! Its leaves are the buckets (they partition the stem space; a leaf may be
+//! an empty bucket), its internal nodes are the prefixes that were split.
+//! Every node carries the [`Summary`] of the stems below it, so the root
+//! summary is the state root. Finding a stem's bucket is a walk down this
+//! trie, with no I/O: a point read costs one bucket read.
+//!
+//! On disk the upper trie is stored in pages of G levels (the group depth,
+//! 1..8): the page rooted at an internal node at depth `a * G` holds the
+//! nodes at relative depths 1..=G below it ([`page`]). A page references the
+//! buckets of its leaves and the pages below its bottom row, with their
+//! checksums, so the pages form a copy-on-write tree whose root reference
+//! sits in the meta record.
+
+pub mod page;
+
+use ubt_spec::key::Stem;
+
+use crate::format::BlockRef;
+use crate::prefix::Prefix;
+use crate::summary::{combine, Summary};
+
+/// Index of a node in the upper trie's arena.
+pub type NodeId = u32;
+/// Index of a bucket in the store's bucket table.
+pub type BucketId = u32;
+
+/// The root node's id.
+pub const ROOT: NodeId = 0;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// An internal node with its two children.
+    Internal([NodeId; 2]),
+    /// A bucket.
+    Leaf(BucketId),
+}
+
+/// The on-disk page rooted at an internal node whose depth is a multiple
+/// of the group depth.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageState {
+    /// Where the page was last written (none before its first checkpoint).
+    pub block_ref: Option<BlockRef>,
+    /// Whether a node in the page changed since it was written.
+    pub dirty: bool,
+}
+
+/// A node of the upper trie.
+#[derive(Clone, Debug)]
+pub struct UpperNode {
+    /// The subtree's summary (stale while `stale` is set).
+    pub summary: Summary,
+    /// Children or bucket.
+    pub link: Link,
+    /// Depth (prefix length) of the node.
+    pub depth: u8,
+    /// Whether the summary must be recomputed.
+    pub stale: bool,
+    /// The page this node roots, for internal nodes at depths that are
+    /// multiples of the group depth.
+    pub page: Option<PageState>,
+}
+
+/// The upper trie. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct UpperTrie {
+    nodes: Vec<UpperNode>,
+    group_depth: u8,
+}
+
+impl UpperTrie {
+    /// A trie whose root is a leaf holding bucket 0.
+    pub fn new(group_depth: u8) -> UpperTrie {
+        debug_assert!((1..=8).contains(&group_depth));
+        UpperTrie {
+            nodes: vec![UpperNode {
+                summary: Summary::EMPTY,
+                link: Link::Leaf(0),
+                depth: 0,
+                stale: false,
+                page: None,
+            }],
+            group_depth,
+        }
+    }
+
+    /// Builds a trie from nodes decoded from pages (see [`page`]).
+    pub(crate) fn from_nodes(nodes: Vec<UpperNode>, group_depth: u8) -> UpperTrie {
+        UpperTrie { nodes, group_depth }
+    }
+
+    /// The group depth G.
+    pub fn group_depth(&self) -> u8 {
+        self.group_depth
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Approximate heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<UpperNode>()
+    }
+
+    /// A node.
+    pub fn node(&self, id: NodeId) -> &UpperNode {
+        &self.nodes[id as usize]
+    }
+
+    /// The root's summary (call [`UpperTrie::rehash`] first after changes).
+    pub fn root_summary(&self) -> Summary {
+        debug_assert!(!self.nodes[ROOT as usize].stale, "root summary is stale");
+        self.nodes[ROOT as usize].summary
+    }
+
+    /// Whether a node at `depth` roots a page when internal.
+    pub fn is_page_root_depth(&self, depth: usize) -> bool {
+        depth.is_multiple_of(usize::from(self.group_depth))
+    }
+
+    /// The leaf (and its bucket) whose prefix covers `stem`.
+    pub fn locate(&self, stem: &Stem) -> (NodeId, BucketId) {
+        let mut id = ROOT;
+        loop {
+            let node = &self.nodes[id as usize];
+            match node.link {
+                Link::Leaf(bucket) => return (id, bucket),
+                Link::Internal(children) => {
+                    id = children[usize::from(stem.bit(usize::from(node.depth)))];
+                }
+            }
+        }
+    }
+
+    /// Marks every node on the path to the leaf at `prefix` stale, and every
+    /// page on it dirty. Returns the leaf.
+    pub fn mark_path(&mut self, prefix: &Prefix) -> NodeId {
+        let mut id = ROOT;
+        loop {
+            let node = &mut self.nodes[id as usize];
+            node.stale = true;
+            if let Some(page) = &mut node.page {
+                page.dirty = true;
+            }
+            match node.link {
+                Link::Leaf(_) => return id,
+                Link::Internal(children) => {
+                    id = children[usize::from(prefix.bit(usize::from(node.depth)))];
+                }
+            }
+        }
+    }
+
+    /// Sets a leaf's summary (after its bucket was rehashed).
+    pub fn set_leaf_summary(&mut self, leaf: NodeId, summary: Summary) {
+        let node = &mut self.nodes[leaf as usize];
+        debug_assert!(matches!(node.link, Link::Leaf(_)));
+        node.summary = summary;
+        node.stale = false;
+    }
+
+    /// Replaces leaf `leaf` (whose prefix is `prefix`) by the subtree whose
+    /// leaves, in order, are `pieces` (prefix, bucket, summary): the pieces
+    /// of a bucket split by [`crate::bucket::Bucket::split_to_fit`]. Returns
+    /// the leaf node of each piece, in order.
+    pub fn replace_leaf(
+        &mut self,
+        leaf: NodeId,
+        prefix: &Prefix,
+        pieces: &[(Prefix, BucketId, Summary)],
+    ) -> Vec<NodeId> {
+        debug_assert!(!pieces.is_empty());
+        let mut leaves = Vec::with_capacity(pieces.len());
+        // Explicit stack of (node to fill, its prefix, range of pieces).
+        let mut work = vec![(leaf, *prefix, 0..pieces.len())];
+        while let Some((id, at, range)) = work.pop() {
+            let depth = at.len();
+            if range.len() == 1 && pieces[range.start].0 == at {
+                let (_, bucket, summary) = pieces[range.start];
+                let node = &mut self.nodes[id as usize];
+                node.link = Link::Leaf(bucket);
+                node.summary = summary;
+                node.stale = false;
+                node.page = None;
+                leaves.push((range.start, id));
+                continue;
+            }
+            let (Some(left), Some(right)) = (at.child(0), at.child(1)) else {
+                unreachable!("split pieces lie below a short prefix");
+            };
+            let split = range.start
+                + pieces[range.clone()].partition_point(|(p, _, _)| p.truncate(depth + 1) == left);
+            let children = [
+                self.push_leaf_placeholder(depth + 1),
+                self.push_leaf_placeholder(depth + 1),
+            ];
+            let is_page_root = self.is_page_root_depth(depth);
+            let node = &mut self.nodes[id as usize];
+            node.link = Link::Internal(children);
+            node.stale = true;
+            if is_page_root {
+                let page = node.page.get_or_insert_with(PageState::default);
+                page.dirty = true;
+            }
+            work.push((children[1], right, split..range.end));
+            work.push((children[0], left, range.start..split));
+        }
+        leaves.sort_unstable();
+        leaves.into_iter().map(|(_, id)| id).collect()
+    }
+
+    fn push_leaf_placeholder(&mut self, depth: usize) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(UpperNode {
+            summary: Summary::EMPTY,
+            link: Link::Leaf(BucketId::MAX),
+            depth: depth as u8,
+            stale: true,
+            page: None,
+        });
+        id
+    }
+
+    /// Recomputes every stale internal summary (leaves must be fresh) and
+    /// returns the root summary. Visits only stale nodes.
+    pub fn rehash(&mut self) -> Summary {
+        // Post-order over stale nodes with an explicit stack.
+        let mut stack: Vec<(NodeId, bool)> = vec![(ROOT, false)];
+        while let Some((id, children_done)) = stack.pop() {
+            let node = &self.nodes[id as usize];
+            if !node.stale {
+                continue;
+            }
+            match node.link {
+                Link::Leaf(_) => {
+                    debug_assert!(false, "leaf {id} left stale");
+                }
+                Link::Internal([left, right]) => {
+                    if children_done {
+                        let summary = combine(
+                            &self.nodes[left as usize].summary,
+                            &self.nodes[right as usize].summary,
+                        );
+                        let node = &mut self.nodes[id as usize];
+                        node.summary = summary;
+                        node.stale = false;
+                    } else {
+                        stack.push((id, true));
+                        stack.push((right, false));
+                        stack.push((left, false));
+                    }
+                }
+            }
+        }
+        self.nodes[ROOT as usize].summary
+    }
+
+    /// Page roots whose page must be written, deepest first (children's
+    /// references must be known before their parents are encoded).
+    pub fn dirty_pages(&self) -> Vec<NodeId> {
+        let mut out: Vec<NodeId> = (0..self.nodes.len() as NodeId)
+            .filter(|&id| self.nodes[id as usize].page.is_some_and(|p| p.dirty))
+            .collect();
+        out.sort_by_key(|&id| std::cmp::Reverse(self.nodes[id as usize].depth));
+        out
+    }
+
+    /// Records that the page rooted at `id` was written at `block_ref`;
+    /// returns the reference it replaces.
+    pub fn set_page_written(&mut self, id: NodeId, block_ref: BlockRef) -> Option<BlockRef> {
+        let page = self.nodes[id as usize]
+            .page
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("node {id} roots no page"));
+        page.dirty = false;
+        page.block_ref.replace(block_ref)
+    }
+
+    /// Every page reference (for free-space accounting).
+    pub fn page_refs(&self) -> impl Iterator<Item = BlockRef> + '_ {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.page.and_then(|p| p.block_ref))
+    }
+
+    /// Number of pages (internal nodes at page-root depths).
+    pub fn page_count(&self) -> usize {
+        self.nodes.iter().filter(|n| n.page.is_some()).count()
+    }
+
+    /// Deepest leaf depth and the sum of leaf depths, for statistics.
+    pub fn leaf_depths(&self) -> (usize, u64, u64) {
+        let mut deepest = 0;
+        let mut total = 0u64;
+        let mut leaves = 0u64;
+        for node in &self.nodes {
+            if let Link::Leaf(_) = node.link {
+                deepest = deepest.max(usize::from(node.depth));
+                total += u64::from(node.depth);
+                leaves += 1;
+            }
+        }
+        (deepest, total, leaves)
+    }
+
+    /// Calls `visit(node, prefix)` for every node in depth-first order.
+    pub fn walk(&self, mut visit: impl FnMut(NodeId, &Prefix)) {
+        let mut stack = vec![(ROOT, Prefix::ROOT)];
+        while let Some((id, prefix)) = stack.pop() {
+            visit(id, &prefix);
+            if let Link::Internal([left, right]) = self.nodes[id as usize].link {
+                if let (Some(l), Some(r)) = (prefix.child(0), prefix.child(1)) {
+                    stack.push((right, r));
+                    stack.push((left, l));
+                }
+            }
+        }
+    }
+}

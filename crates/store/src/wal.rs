@@ -1,0 +1,211 @@
+//! The write-ahead log: one record per commit, holding the commit's writes
+//! and the root they produce. A commit is acknowledged once its record is
+//! written and (in [`crate::SyncMode::Always`]) synced; buckets and pages
+//! reach the data file later, at a checkpoint.
+//!
+//! ```text
+//! off  len   field (little-endian)
+//! 0    4     CRC-32C of bytes [4, record length)
+//! 4    4     magic "UBTW"
+//! 8    4     record length in bytes
+//! 12   8     epoch: the generation of the checkpoint this record follows
+//! 20   8     commit sequence number
+//! 28   32    state root after the commit
+//! 60   4     number of writes n
+//! 64   64*n  writes: 32-byte key, 32-byte value, in application order
+//! ```
+//!
+//! After a checkpoint the log restarts at offset 0 with the new epoch.
+//! Replay reads records from offset 0 while each is intact, carries the
+//! current epoch and the next sequence number; the first record that does
+//! not is the end of the log (a torn tail, or a record of an older epoch).
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::Hash;
+
+use crate::error::{Result, StoreError};
+use crate::format::{checksum, Reader};
+use crate::io::StoreFile;
+
+const MAGIC: &[u8; 4] = b"UBTW";
+const HEADER_BYTES: usize = 64;
+/// Largest record replay accepts (a commit of ~16 M writes).
+pub const RECORD_BYTES_MAX: usize = 1 << 30;
+
+/// A decoded WAL record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalRecord {
+    /// Epoch (checkpoint generation) the record follows.
+    pub epoch: u64,
+    /// Commit sequence number.
+    pub seq: u64,
+    /// State root after the commit.
+    pub root: Hash,
+    /// The commit's writes, in order.
+    pub writes: Vec<(B256, B256)>,
+}
+
+/// Encodes a record.
+pub fn encode(epoch: u64, seq: u64, root: &Hash, writes: &[(B256, B256)]) -> Vec<u8> {
+    let len = HEADER_BYTES + 64 * writes.len();
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(&[0u8; 4]);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&epoch.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(root);
+    out.extend_from_slice(&(writes.len() as u32).to_le_bytes());
+    for (key, value) in writes {
+        out.extend_from_slice(key.as_slice());
+        out.extend_from_slice(value.as_slice());
+    }
+    let crc = checksum(&out[4..]);
+    out[..4].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Decodes the record at the start of `bytes`; `None` if it is not an
+/// intact record (truncated, bad magic, bad length or checksum).
+pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
+    let mut r = Reader::new(bytes);
+    let stored = r.u32()?;
+    if r.take(4)? != MAGIC {
+        return None;
+    }
+    let len = r.u32()? as usize;
+    if !(HEADER_BYTES..=RECORD_BYTES_MAX).contains(&len) || len > bytes.len() {
+        return None;
+    }
+    if checksum(&bytes[4..len]) != stored {
+        return None;
+    }
+    let epoch = r.u64()?;
+    let seq = r.u64()?;
+    let root: Hash = r.array()?;
+    let count = r.u32()? as usize;
+    if HEADER_BYTES + 64 * count != len {
+        return None;
+    }
+    let writes = (0..count)
+        .map(|_| {
+            let key: [u8; 32] = r.array()?;
+            let value: [u8; 32] = r.array()?;
+            Some((B256::from(key), B256::from(value)))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(WalRecord {
+        epoch,
+        seq,
+        root,
+        writes,
+    })
+}
+
+/// Appends records to `ubt.wal`.
+#[derive(Debug)]
+pub struct Wal {
+    file: Arc<dyn StoreFile>,
+    /// Where the next record goes.
+    end: u64,
+    epoch: u64,
+}
+
+impl Wal {
+    /// A log for `epoch` whose next record goes at `end`.
+    pub fn new(file: Arc<dyn StoreFile>, epoch: u64, end: u64) -> Self {
+        Wal { file, end, epoch }
+    }
+
+    /// The current epoch.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Bytes of records in the current epoch.
+    pub fn len(&self) -> u64 {
+        self.end
+    }
+
+    /// Whether the current epoch has no records.
+    pub fn is_empty(&self) -> bool {
+        self.end == 0
+    }
+
+    /// Writes a record (already encoded) and syncs it if `sync`.
+    pub fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
+        self.file
+            .write_all_at(record, self.end)
+            .map_err(StoreError::io("writing the WAL"))?;
+        if sync {
+            self.file
+                .sync_data()
+                .map_err(StoreError::io("syncing the WAL"))?;
+        }
+        self.end += record.len() as u64;
+        Ok(())
+    }
+
+    /// Starts a new epoch at offset 0 (after a durable checkpoint).
+    pub fn restart(&mut self, epoch: u64) {
+        self.epoch = epoch;
+        self.end = 0;
+    }
+
+    /// Reads the records of `epoch` from the start, expecting sequence
+    /// numbers `first_seq`, `first_seq + 1`, ...; returns them and the
+    /// offset just past the last one.
+    pub fn replay(
+        file: &Arc<dyn StoreFile>,
+        epoch: u64,
+        first_seq: u64,
+    ) -> Result<(Vec<WalRecord>, u64)> {
+        let len = file
+            .len()
+            .map_err(StoreError::io("reading the WAL length"))?;
+        let mut bytes = vec![0u8; len as usize];
+        file.read_exact_at(&mut bytes, 0)
+            .map_err(StoreError::io("reading the WAL"))?;
+        let mut records = Vec::new();
+        let mut at = 0usize;
+        let mut seq = first_seq;
+        while let Some(record) = decode(&bytes[at..]) {
+            if record.epoch != epoch || record.seq != seq {
+                break;
+            }
+            at += HEADER_BYTES + 64 * record.writes.len();
+            seq += 1;
+            records.push(record);
+        }
+        Ok((records, at as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage_ends_the_log() {
+        let writes: Vec<(B256, B256)> = (0..5u8)
+            .map(|i| (B256::repeat_byte(i), B256::repeat_byte(i + 100)))
+            .collect();
+        let record = encode(3, 17, &[4; 32], &writes);
+        let decoded = decode(&record).expect("intact");
+        assert_eq!(decoded.writes, writes);
+        assert_eq!((decoded.epoch, decoded.seq, decoded.root), (3, 17, [4; 32]));
+        for at in 0..record.len() {
+            let mut bad = record.clone();
+            bad[at] ^= 0x10;
+            assert!(decode(&bad).is_none(), "flip at {at} accepted");
+        }
+        for len in 0..record.len() {
+            assert!(
+                decode(&record[..len]).is_none(),
+                "truncation to {len} accepted"
+            );
+        }
+    }
+}

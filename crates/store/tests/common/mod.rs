@@ -1,0 +1,85 @@
+//! Shared helpers for the store's integration tests.
+#![allow(dead_code, missing_docs)]
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use ubt_store::io::sim::SimDir;
+use ubt_store::io::StoreDir;
+use ubt_store::{Options, Store};
+
+/// A deterministic generator (splitmix64) so every test prints a seed and
+/// can be rerun from it.
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn bytes32(&mut self) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for chunk in out.chunks_mut(8) {
+            chunk.copy_from_slice(&self.next().to_le_bytes());
+        }
+        out
+    }
+}
+
+/// A key drawn from a mix that exercises every shape: fresh random stems,
+/// values added to stems seen before, and stems sharing long prefixes.
+pub fn mixed_key(rng: &mut Rng, known: &mut Vec<B256>) -> B256 {
+    let choice = rng.below(10);
+    let mut key = rng.bytes32();
+    if choice < 3 && !known.is_empty() {
+        // Another slot of a known stem.
+        let base = known[rng.below(known.len() as u64) as usize];
+        key[..31].copy_from_slice(&base[..31]);
+    } else if choice < 5 {
+        // A long shared prefix.
+        let shared = 2 + rng.below(12) as usize;
+        for byte in key.iter_mut().take(shared) {
+            *byte = 0x3c;
+        }
+    }
+    let key = B256::from(key);
+    known.push(key);
+    key
+}
+
+/// A simulated directory and a handle on it.
+pub fn sim_dir() -> (SimDir, Arc<dyn StoreDir>) {
+    let dir = SimDir::new();
+    let shared: Arc<dyn StoreDir> = Arc::new(dir.clone());
+    (dir, shared)
+}
+
+/// Options with a group depth and a memory budget.
+pub fn options(group_depth: u8, memory_budget_bytes: usize) -> Options {
+    Options {
+        group_depth: Some(group_depth),
+        memory_budget_bytes,
+        ..Options::default()
+    }
+}
+
+/// Opens a store, panicking with context.
+pub fn open(dir: &Arc<dyn StoreDir>, options: &Options) -> Store {
+    Store::open(Arc::clone(dir), options.clone()).unwrap_or_else(|e| panic!("open failed: {e}"))
+}
+
+/// A unique temporary directory path.
+pub fn temp_path(name: &str) -> std::path::PathBuf {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::env::temp_dir().join(format!("ubt-store-test-{}-{name}-{n}", std::process::id()))
+}

@@ -1,0 +1,158 @@
+//! The store against the reference tree: random blocks of writes applied to
+//! both, with commits, checkpoints, discarded blocks and reopens in
+//! between, at every group depth 1..8 and with memory budgets far below
+//! the state size (so checkpoints happen at nearly every commit and the
+//! cache evicts). After every block the roots must be equal; after every
+//! reopen, the committed root and every value; at the end, `verify` must
+//! find nothing wrong.
+//!
+//! Each case prints its seed; rerun one with `UBT_SEED=<seed>`.
+
+mod common;
+
+use alloy_primitives::B256;
+use common::*;
+use ubt_spec::{ReferenceTree, StateTree};
+
+fn run_case(seed: u64, group_depth: u8, memory_budget_bytes: usize, blocks: usize) {
+    let mut rng = Rng(seed);
+    let (_sim, dir) = sim_dir();
+    let opts = options(group_depth, memory_budget_bytes);
+    let mut store = open(&dir, &opts);
+    let mut reference = ReferenceTree::new();
+    let mut committed = ReferenceTree::new();
+    let mut known = Vec::new();
+    let context = format!("seed {seed} G {group_depth} budget {memory_budget_bytes}");
+    for block in 0..blocks {
+        let big = rng.below(4) == 0;
+        let size = 1 + rng.below(if big { 600 } else { 60 }) as usize;
+        let writes: Vec<(B256, B256)> = (0..size)
+            .map(|_| {
+                let key = mixed_key(&mut rng, &mut known);
+                let value = if rng.below(8) == 0 {
+                    B256::ZERO
+                } else {
+                    B256::from(rng.bytes32())
+                };
+                (key, value)
+            })
+            .collect();
+        let root = store
+            .apply(&writes)
+            .unwrap_or_else(|e| panic!("{context}: apply: {e}"));
+        reference.insert_batch(&writes);
+        assert_eq!(
+            root,
+            reference.compute_root(),
+            "{context}: block {block} root"
+        );
+        match rng.below(10) {
+            0 => {
+                store.discard_uncommitted();
+                reference = committed.clone();
+                assert_eq!(store.root(), reference.compute_root(), "{context}: discard");
+            }
+            1 => {
+                store
+                    .checkpoint()
+                    .unwrap_or_else(|e| panic!("{context}: checkpoint: {e}"));
+                committed = reference.clone();
+            }
+            _ => {
+                store
+                    .commit()
+                    .unwrap_or_else(|e| panic!("{context}: commit: {e}"));
+                committed = reference.clone();
+            }
+        }
+        if rng.below(6) == 0 {
+            // Uncommitted writes are lost on reopen, like a crash.
+            let lose: Vec<(B256, B256)> = (0..rng.below(20))
+                .map(|_| (mixed_key(&mut rng, &mut known), B256::from(rng.bytes32())))
+                .collect();
+            store
+                .apply(&lose)
+                .unwrap_or_else(|e| panic!("{context}: apply: {e}"));
+            drop(store);
+            store = open(&dir, &opts);
+            reference = committed.clone();
+            assert_eq!(
+                store.root(),
+                reference.compute_root(),
+                "{context}: reopen root"
+            );
+        }
+        // Spot checks, point and batched.
+        let mut probes: Vec<B256> = (0..20)
+            .map(|_| known[rng.below(known.len() as u64) as usize])
+            .collect();
+        probes.extend((0..5).map(|_| B256::from(rng.bytes32())));
+        let batched = store
+            .get_many(&probes)
+            .unwrap_or_else(|e| panic!("{context}: get_many: {e}"));
+        for (key, got) in probes.iter().zip(batched) {
+            assert_eq!(got, reference.get(key), "{context}: get_many {key}");
+            assert_eq!(
+                store.get(key).unwrap(),
+                reference.get(key),
+                "{context}: get {key}"
+            );
+        }
+    }
+    store.commit().unwrap();
+    drop(store);
+    let store = open(&dir, &opts);
+    for (key, value) in committed.entries() {
+        assert_eq!(
+            store.get(key).unwrap(),
+            Some(*value),
+            "{context}: final {key}"
+        );
+    }
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{context}: verify: {:?}", report.problems);
+    assert_eq!(
+        report.leaves,
+        committed.len() as u64,
+        "{context}: leaf count"
+    );
+    let stats = store.stats();
+    assert_eq!(stats.leaf_count, committed.len() as u64);
+    println!(
+        "{context}: {} values, {} stems, {} buckets (depth max {}), {} pages, {} upper nodes, \
+         generation {}, {} reads",
+        stats.leaf_count,
+        stats.stem_count,
+        stats.bucket_count,
+        stats.bucket_depth_max,
+        stats.page_count,
+        stats.upper_node_count,
+        stats.generation,
+        stats.bucket_reads
+    );
+}
+
+fn seeds() -> Vec<u64> {
+    match std::env::var("UBT_SEED") {
+        Ok(seed) => vec![seed.parse().expect("UBT_SEED is a number")],
+        Err(_) => (0..3).map(|i| 0x5eed_0000 + i).collect(),
+    }
+}
+
+#[test]
+fn every_group_depth_with_a_tiny_budget() {
+    for seed in seeds() {
+        for group_depth in 1..=8 {
+            println!("seed {seed} G {group_depth}");
+            run_case(seed ^ u64::from(group_depth), group_depth, 64 << 10, 40);
+        }
+    }
+}
+
+#[test]
+fn default_budget_long_run() {
+    for seed in seeds() {
+        println!("seed {seed}");
+        run_case(seed, 6, 64 << 20, 150);
+    }
+}
