@@ -9,8 +9,13 @@
 //!
 //! Allocation is next-fit from a cursor, so the blocks written by one
 //! checkpoint tend to be consecutive and their writes coalesce.
+//!
+//! Buckets own whole blocks. Upper-trie pages are packed several to a block
+//! ([`PageBlocks`] counts the live page bytes of each such block); a page
+//! block is freed when its last live page is replaced.
 
-use crate::format::BlockRef;
+use std::collections::HashMap;
+use std::ops::Range;
 
 /// A bitmap of used blocks. See the module documentation.
 #[derive(Clone, Debug, Default)]
@@ -61,18 +66,22 @@ impl BlockAllocator {
         }
     }
 
-    /// Marks an extent used (at open). Returns `false`, changing nothing,
-    /// if any of its blocks is already used: two structures claim it.
-    pub fn mark_used(&mut self, extent: &BlockRef) -> bool {
-        let range = extent.block..extent.block + u64::from(extent.blocks);
-        if range.clone().any(|b| self.is_used(b)) {
+    /// Marks blocks used (at open). Returns `false`, changing nothing, if
+    /// any of them is already used: two structures claim it.
+    pub fn mark_used(&mut self, blocks: Range<u64>) -> bool {
+        if blocks.clone().any(|b| self.is_used(b)) {
             return false;
         }
-        for block in range {
+        self.end = self.end.max(blocks.end);
+        for block in blocks {
             self.set(block, true);
         }
-        self.end = self.end.max(extent.block + u64::from(extent.blocks));
         true
+    }
+
+    /// Claims exactly `blocks` if they are all free.
+    pub fn alloc_at(&mut self, blocks: Range<u64>) -> bool {
+        self.mark_used(blocks)
     }
 
     /// Allocates `blocks` consecutive free blocks; returns the first.
@@ -118,30 +127,88 @@ impl BlockAllocator {
         None
     }
 
-    /// Returns an extent's blocks to the free pool.
-    pub fn free(&mut self, extent: &BlockRef) {
-        for block in extent.block..extent.block + u64::from(extent.blocks) {
+    /// Returns blocks to the free pool.
+    pub fn free(&mut self, blocks: Range<u64>) {
+        for block in blocks {
             self.set(block, false);
         }
     }
+}
+
+/// Live page bytes of each block holding pages.
+#[derive(Clone, Debug, Default)]
+pub struct PageBlocks {
+    live: HashMap<u64, u32>,
+    live_bytes: u64,
+}
+
+impl PageBlocks {
+    /// Counts the bytes of a page at `offset..offset + len` as live.
+    pub fn add(&mut self, offset: u64, len: u32) {
+        for (block, bytes) in split_by_block(offset, len) {
+            *self.live.entry(block).or_insert(0) += bytes;
+        }
+        self.live_bytes += u64::from(len);
+    }
+
+    /// Removes a page; returns the blocks left without live pages.
+    pub fn remove(&mut self, offset: u64, len: u32) -> Vec<u64> {
+        let mut emptied = Vec::new();
+        for (block, bytes) in split_by_block(offset, len) {
+            if let Some(live) = self.live.get_mut(&block) {
+                debug_assert!(*live >= bytes, "page bytes counted twice");
+                *live -= bytes.min(*live);
+                if *live == 0 {
+                    self.live.remove(&block);
+                    emptied.push(block);
+                }
+            }
+        }
+        self.live_bytes -= u64::from(len).min(self.live_bytes);
+        emptied
+    }
+
+    /// Whether `block` holds live pages.
+    pub fn contains(&self, block: u64) -> bool {
+        self.live.contains_key(&block)
+    }
+
+    /// Blocks holding live pages.
+    pub fn block_count(&self) -> u64 {
+        self.live.len() as u64
+    }
+
+    /// Bytes of live pages.
+    pub fn live_bytes(&self) -> u64 {
+        self.live_bytes
+    }
+}
+
+/// The `(block, bytes)` pieces of a byte range.
+fn split_by_block(offset: u64, len: u32) -> impl Iterator<Item = (u64, u32)> {
+    let block_bytes = crate::format::BLOCK_BYTES as u64;
+    let end = offset + u64::from(len);
+    let first = offset / block_bytes;
+    let last = end.div_ceil(block_bytes);
+    (first..last).map(move |block| {
+        let start = offset.max(block * block_bytes);
+        let stop = end.min((block + 1) * block_bytes);
+        (block, (stop - start) as u32)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn extent(block: u64, blocks: u32) -> BlockRef {
-        BlockRef {
-            block,
-            blocks,
-            crc: 0,
-        }
+    fn extent(block: u64, blocks: u32) -> Range<u64> {
+        block..block + u64::from(blocks)
     }
 
     #[test]
     fn allocations_never_overlap_and_reuse_freed_space() {
         let mut alloc = BlockAllocator::new();
-        let mut live: Vec<BlockRef> = Vec::new();
+        let mut live: Vec<Range<u64>> = Vec::new();
         let mut state = 7u64;
         for step in 0..5000u64 {
             state = state
@@ -149,7 +216,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             if live.len() > 50 && state.is_multiple_of(3) {
                 let victim = live.swap_remove((state >> 33) as usize % live.len());
-                alloc.free(&victim);
+                alloc.free(victim);
             } else {
                 let blocks = 1 + (state >> 40) as u32 % if step % 10 == 0 { 4 } else { 1 };
                 let start = alloc.alloc(blocks);
@@ -158,7 +225,7 @@ mod tests {
         }
         let mut seen = std::collections::HashSet::new();
         for e in &live {
-            for b in e.block..e.block + u64::from(e.blocks) {
+            for b in e.clone() {
                 assert!(seen.insert(b), "block {b} handed out twice");
             }
         }
@@ -170,12 +237,23 @@ mod tests {
     #[test]
     fn mark_used_detects_overlaps() {
         let mut alloc = BlockAllocator::new();
-        assert!(alloc.mark_used(&extent(10, 3)));
-        assert!(!alloc.mark_used(&extent(12, 1)));
-        assert!(alloc.mark_used(&extent(13, 1)));
+        assert!(alloc.mark_used(extent(10, 3)));
+        assert!(!alloc.mark_used(extent(12, 1)));
+        assert!(alloc.mark_used(extent(13, 1)));
         assert_eq!(alloc.end(), 14);
         assert_eq!(alloc.used_blocks(), 4);
         let first = alloc.alloc(1);
         assert!(!(10..14).contains(&first));
+    }
+
+    #[test]
+    fn page_blocks_free_a_block_with_its_last_page() {
+        let mut pages = PageBlocks::default();
+        pages.add(4096 * 5 + 100, 5000); // blocks 5 and 6
+        pages.add(4096 * 6 + 2000, 100); // block 6
+        assert_eq!(pages.block_count(), 2);
+        assert_eq!(pages.remove(4096 * 5 + 100, 5000), vec![5]);
+        assert_eq!(pages.remove(4096 * 6 + 2000, 100), vec![6]);
+        assert_eq!(pages.live_bytes(), 0);
     }
 }

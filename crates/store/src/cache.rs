@@ -1,18 +1,18 @@
 //! The clean bucket cache: encoded bucket bytes as read from (or written
 //! to) disk, bounded in bytes, evicted by the CLOCK algorithm. Entries are
-//! keyed by bucket and carry the [`BlockRef`] they were read at, so a
+//! keyed by bucket and carry the [`Extent`] they were read at, so a
 //! bucket that moved is never served stale.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::upper::BucketId;
 
 #[derive(Debug)]
 struct Slot {
     bucket: BucketId,
-    at: BlockRef,
+    at: Extent,
     bytes: Arc<[u8]>,
     referenced: bool,
 }
@@ -46,7 +46,7 @@ impl BucketCache {
     }
 
     /// The bytes of `bucket` if cached at `at`.
-    pub fn get(&self, bucket: BucketId, at: &BlockRef) -> Option<Arc<[u8]>> {
+    pub fn get(&self, bucket: BucketId, at: &Extent) -> Option<Arc<[u8]>> {
         let mut inner = self.lock();
         let position = *inner.index.get(&bucket)?;
         let slot = &mut inner.slots[position];
@@ -58,7 +58,7 @@ impl BucketCache {
     }
 
     /// Caches `bytes` of `bucket` read at `at`, evicting as needed.
-    pub fn insert(&self, bucket: BucketId, at: BlockRef, bytes: Arc<[u8]>) {
+    pub fn insert(&self, bucket: BucketId, at: Extent, bytes: Arc<[u8]>) {
         if bytes.len() > self.capacity_bytes {
             return;
         }
@@ -153,9 +153,9 @@ mod tests {
     #[test]
     fn stays_within_capacity_and_checks_locations() {
         let cache = BucketCache::new(10_000);
-        let at = |b: u64| BlockRef {
-            block: b,
-            blocks: 1,
+        let at = |b: u64| Extent {
+            offset: b * 4096,
+            len: 1000,
             crc: 0,
         };
         for i in 0..100u32 {

@@ -20,50 +20,66 @@ pub fn checksum(bytes: &[u8]) -> u32 {
 }
 
 /// Where a bucket or page lives in the data file, and the checksum its
-/// bytes must have. The parent of every structure stores this reference,
-/// so a misdirected or lost write is caught even when the block found at
-/// the location is self-consistent.
+/// bytes must have. The parent of every structure stores its extent, so a
+/// misdirected or lost write is caught even when the bytes found at the
+/// location are self-consistent. Buckets start on a block boundary; pages
+/// are packed, several to a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct BlockRef {
-    /// First block.
-    pub block: u64,
-    /// Number of blocks.
-    pub blocks: u32,
+pub struct Extent {
+    /// Byte offset in the data file.
+    pub offset: u64,
+    /// Length in bytes (the structure's encoded length).
+    pub len: u32,
     /// CRC-32C stored in (and over) the structure's encoded bytes.
     pub crc: u32,
 }
 
-/// Bytes of an encoded [`BlockRef`].
-pub const BLOCK_REF_BYTES: usize = 16;
+/// Bytes of an encoded [`Extent`].
+pub const EXTENT_BYTES: usize = 16;
 
-impl BlockRef {
-    /// Byte offset of the first block.
-    pub fn offset(&self) -> u64 {
-        self.block * BLOCK_BYTES as u64
+impl Extent {
+    /// An extent starting at the start of `block`.
+    pub fn at_block(block: u64, len: usize, crc: u32) -> Extent {
+        Extent {
+            offset: block * BLOCK_BYTES as u64,
+            len: len as u32,
+            crc,
+        }
     }
 
-    /// Length in bytes of the extent.
+    /// Length in bytes.
     pub fn byte_len(&self) -> usize {
-        self.blocks as usize * BLOCK_BYTES
+        self.len as usize
+    }
+
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.offset + u64::from(self.len)
+    }
+
+    /// The first block the extent touches.
+    pub fn first_block(&self) -> u64 {
+        self.offset / BLOCK_BYTES as u64
+    }
+
+    /// The blocks the extent touches, as a range.
+    pub fn blocks(&self) -> std::ops::Range<u64> {
+        self.first_block()..self.end().div_ceil(BLOCK_BYTES as u64)
     }
 
     /// Appends the 16-byte encoding.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.block.to_le_bytes());
-        out.extend_from_slice(&self.blocks.to_le_bytes());
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.len.to_le_bytes());
         out.extend_from_slice(&self.crc.to_le_bytes());
     }
 
-    /// Reads a reference; `None` if out of bytes or if the extent is empty.
-    pub fn decode(reader: &mut Reader<'_>) -> Option<BlockRef> {
-        let block = reader.u64()?;
-        let blocks = reader.u32()?;
+    /// Reads an extent; `None` if out of bytes, empty, or past 2^62 bytes.
+    pub fn decode(reader: &mut Reader<'_>) -> Option<Extent> {
+        let offset = reader.u64()?;
+        let len = reader.u32()?;
         let crc = reader.u32()?;
-        (blocks > 0 && block.checked_add(u64::from(blocks)).is_some()).then_some(BlockRef {
-            block,
-            blocks,
-            crc,
-        })
+        (len > 0 && offset < 1 << 62).then_some(Extent { offset, len, crc })
     }
 }
 
@@ -144,18 +160,19 @@ mod tests {
     }
 
     #[test]
-    fn block_ref_round_trip_and_rejects_empty_extents() {
-        let r = BlockRef {
-            block: 77,
-            blocks: 2,
+    fn extent_round_trip_and_rejects_empty_extents() {
+        let r = Extent {
+            offset: 77 * 4096 + 100,
+            len: 5000,
             crc: 0xdead_beef,
         };
+        assert_eq!(r.blocks(), 77..79);
         let mut out = Vec::new();
         r.encode_into(&mut out);
-        assert_eq!(out.len(), BLOCK_REF_BYTES);
-        assert_eq!(BlockRef::decode(&mut Reader::new(&out)), Some(r));
+        assert_eq!(out.len(), EXTENT_BYTES);
+        assert_eq!(Extent::decode(&mut Reader::new(&out)), Some(r));
         let mut empty = Vec::new();
-        BlockRef { blocks: 0, ..r }.encode_into(&mut empty);
-        assert_eq!(BlockRef::decode(&mut Reader::new(&empty)), None);
+        Extent { len: 0, ..r }.encode_into(&mut empty);
+        assert_eq!(Extent::decode(&mut Reader::new(&empty)), None);
     }
 }

@@ -137,7 +137,7 @@ impl Meta {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::BlockRef;
+    use crate::format::Extent;
     use crate::summary::{Occupancy, Summary};
 
     fn sample(generation: u64) -> Meta {
@@ -155,9 +155,9 @@ mod tests {
                     hash: [9; 32],
                 },
                 leaf: false,
-                block_ref: Some(BlockRef {
-                    block: 5,
-                    blocks: 1,
+                extent: Some(Extent {
+                    offset: 5 * 4096 + 64,
+                    len: 300,
                     crc: 77,
                 }),
             },

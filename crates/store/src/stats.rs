@@ -34,6 +34,10 @@ pub struct Stats {
     pub data_file_bytes: u64,
     /// Bytes of the data file referenced by the checkpoint.
     pub data_used_bytes: u64,
+    /// Blocks holding upper-trie pages.
+    pub page_blocks: u64,
+    /// Bytes of live upper-trie pages.
+    pub page_live_bytes: u64,
     /// Bytes of WAL records since the last checkpoint.
     pub wal_bytes: u64,
     /// Buckets changed since the last checkpoint.

@@ -10,7 +10,7 @@ use ubt_spec::key::{sub_index, Stem};
 use super::{BucketSlot, Store};
 use crate::bucket::Bucket;
 use crate::error::Result;
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::summary::Summary;
 use crate::upper::BucketId;
 
@@ -63,11 +63,11 @@ impl Store {
 
         // Load every touched bucket that is not already in memory, in one
         // batch. Nothing has changed yet, so an error leaves no trace.
-        let to_load: Vec<(BucketId, BlockRef)> = groups
+        let to_load: Vec<(BucketId, Extent)> = groups
             .iter()
             .filter_map(|(bucket, _)| {
                 let slot = &self.buckets[*bucket as usize];
-                match (&slot.dirty, slot.block_ref) {
+                match (&slot.dirty, slot.extent) {
                     (None, Some(at)) => Some((*bucket, at)),
                     _ => None,
                 }
@@ -171,8 +171,8 @@ impl Store {
             return;
         }
         // Split: the bucket's old extent belongs to its old prefix.
-        if let Some(old) = self.buckets[bucket as usize].block_ref.take() {
-            self.released.push(old);
+        if let Some(old) = self.buckets[bucket as usize].extent.take() {
+            self.released.push(old.blocks());
         }
         self.cache.remove(bucket);
         let mut ids = Vec::with_capacity(pieces.len());
@@ -184,7 +184,7 @@ impl Store {
                 self.buckets.push(BucketSlot {
                     prefix: *piece.prefix(),
                     leaf: 0,
-                    block_ref: None,
+                    extent: None,
                     dirty: None,
                 });
                 (self.buckets.len() - 1) as BucketId

@@ -16,7 +16,7 @@ use super::commit::RunWriter;
 use super::{BucketSlot, Store, META_FILE};
 use crate::bucket::{codec, Bucket, StemEntry, BUCKET_BYTES_MAX, BUCKET_PREFIX_MAX, SUB_COUNT};
 use crate::error::{Result, StoreError};
-use crate::format::{blocks_for, BlockRef};
+use crate::format::{blocks_for, Extent};
 use crate::io::StoreDir;
 use crate::options::Options;
 use crate::prefix::Prefix;
@@ -138,7 +138,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
             depth: depth as u8,
             stale: true,
             page: is_page_root.then_some(PageState {
-                block_ref: None,
+                extent: None,
                 dirty: true,
             }),
         });
@@ -167,7 +167,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
                 self.buckets.push(BucketSlot {
                     prefix,
                     leaf: node,
-                    block_ref: None,
+                    extent: None,
                     dirty: None,
                 });
                 self.nodes[node as usize].link = Link::Leaf(id);
@@ -191,7 +191,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
             parent.link = Link::Internal(children);
             if is_page_root {
                 parent.page = Some(PageState {
-                    block_ref: None,
+                    extent: None,
                     dirty: true,
                 });
             }
@@ -225,7 +225,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
                 self.next_block += u64::from(blocks);
                 let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
                 self.writer.write(block, &bytes)?;
-                slot.block_ref = Some(BlockRef { block, blocks, crc });
+                slot.extent = Some(Extent::at_block(block, bytes.len(), crc));
                 self.report.buckets_written += 1;
             }
         }
@@ -289,13 +289,7 @@ impl Store {
         store.trie = trie;
         store.buckets = buckets;
         store.alloc = crate::alloc::BlockAllocator::new();
-        if next_block > 0 {
-            store.alloc.mark_used(&BlockRef {
-                block: 0,
-                blocks: next_block as u32,
-                crc: 0,
-            });
-        }
+        store.alloc.mark_used(0..next_block);
         store.stem_count = report.stem_count;
         store.leaf_count = report.leaf_count;
         store.committed_root = store.root;

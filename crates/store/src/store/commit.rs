@@ -26,7 +26,7 @@ use ubt_spec::hash::Hash;
 use super::{Counters, Store};
 use crate::bucket::codec;
 use crate::error::{Result, StoreError};
-use crate::format::{blocks_for, BlockRef, BLOCK_BYTES};
+use crate::format::{blocks_for, Extent, BLOCK_BYTES};
 use crate::io::StoreFile;
 use crate::meta::{Meta, META_SLOT_BYTES};
 use crate::options::SyncMode;
@@ -36,6 +36,49 @@ use crate::wal;
 
 /// Coalesced writes of consecutive blocks are flushed at this size.
 const WRITE_RUN_BYTES_MAX: usize = 4 << 20;
+/// Page blocks may hold this many dead bytes beyond the live ones before
+/// every page is rewritten.
+const PAGE_SLACK_BYTES: u64 = 64 << 10;
+
+/// Packs the pages of one checkpoint back to back into fresh blocks (a
+/// block holding live data of the durable checkpoint is never written).
+#[derive(Default)]
+struct PagePacker {
+    /// First block of the current run, and the bytes placed in it.
+    run: Option<(u64, Vec<u8>)>,
+}
+
+impl PagePacker {
+    /// Places `bytes`; returns their offset in the data file.
+    fn append(
+        &mut self,
+        alloc: &mut crate::alloc::BlockAllocator,
+        writer: &mut RunWriter<'_>,
+        bytes: &[u8],
+    ) -> Result<u64> {
+        if let Some((start, buffer)) = &mut self.run {
+            let have = buffer.len().div_ceil(BLOCK_BYTES) as u64;
+            let need = (buffer.len() + bytes.len()).div_ceil(BLOCK_BYTES) as u64;
+            if need == have || alloc.alloc_at(*start + have..*start + need) {
+                let offset = *start * BLOCK_BYTES as u64 + buffer.len() as u64;
+                buffer.extend_from_slice(bytes);
+                return Ok(offset);
+            }
+            self.finish(writer)?;
+        }
+        let start = alloc.alloc(blocks_for(bytes.len()));
+        self.run = Some((start, bytes.to_vec()));
+        Ok(start * BLOCK_BYTES as u64)
+    }
+
+    /// Hands the current run to the writer.
+    fn finish(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
+        if let Some((start, buffer)) = self.run.take() {
+            writer.write(start, &buffer)?;
+        }
+        Ok(())
+    }
+}
 
 /// Gathers writes to consecutive blocks into one `write_all_at`.
 pub(super) struct RunWriter<'a> {
@@ -161,7 +204,7 @@ impl Store {
             .collect();
         let data = Arc::clone(&self.data);
         let mut writer = RunWriter::new(data.as_ref());
-        let mut new_refs: Vec<Option<BlockRef>> = Vec::with_capacity(dirty.len());
+        let mut new_refs: Vec<Option<Extent>> = Vec::with_capacity(dirty.len());
         for bytes in &encoded {
             let Some(bytes) = bytes else {
                 new_refs.push(None);
@@ -171,14 +214,14 @@ impl Store {
             let block = self.alloc.alloc(blocks);
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
             writer.write(block, bytes)?;
-            new_refs.push(Some(BlockRef { block, blocks, crc }));
+            new_refs.push(Some(Extent::at_block(block, bytes.len(), crc)));
         }
         // Bucket references must be final before pages are encoded. The old
         // extents stay in use until the new meta record is durable.
         for (&id, new_ref) in dirty.iter().zip(&new_refs) {
             let slot = &mut self.buckets[id as usize];
-            if let Some(old) = std::mem::replace(&mut slot.block_ref, *new_ref) {
-                self.released.push(old);
+            if let Some(old) = std::mem::replace(&mut slot.extent, *new_ref) {
+                self.released.push(old.blocks());
             }
         }
         self.write_pages_and_meta(&mut writer)?;
@@ -198,21 +241,35 @@ impl Store {
     /// writes), syncs the data file, then writes and syncs the meta record
     /// of the next generation.
     pub(super) fn write_pages_and_meta(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
+        if self.page_blocks.block_count() * BLOCK_BYTES as u64
+            > 2 * self.page_blocks.live_bytes() + PAGE_SLACK_BYTES
+        {
+            // Half the page blocks' bytes are dead: rewrite every page, so
+            // the old page blocks all empty out.
+            self.trie.mark_all_pages_dirty();
+        }
+        let mut packer = PagePacker::default();
         for page_root in self.trie.dirty_pages() {
             let prefix = self.prefix_of_node(page_root);
             let buckets = &self.buckets;
             let bytes = page::encode(&self.trie, page_root, &prefix, &|bucket| {
-                buckets[bucket as usize].block_ref
+                buckets[bucket as usize].extent
             });
-            let blocks = blocks_for(bytes.len());
-            let block = self.alloc.alloc(blocks);
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            writer.write(block, &bytes)?;
-            let written = BlockRef { block, blocks, crc };
+            let offset = packer.append(&mut self.alloc, writer, &bytes)?;
+            let written = Extent {
+                offset,
+                len: bytes.len() as u32,
+                crc,
+            };
+            self.page_blocks.add(written.offset, written.len);
             if let Some(old) = self.trie.set_page_written(page_root, written) {
-                self.released.push(old);
+                for block in self.page_blocks.remove(old.offset, old.len) {
+                    self.released.push(block..block + 1);
+                }
             }
         }
+        packer.finish(writer)?;
         writer.flush()?;
         Counters::add(&self.counters.data_bytes_written, writer.written);
         writer.written = 0;
@@ -225,12 +282,12 @@ impl Store {
             Link::Leaf(bucket) => Entry {
                 summary: root_node.summary,
                 leaf: true,
-                block_ref: self.buckets[bucket as usize].block_ref,
+                extent: self.buckets[bucket as usize].extent,
             },
             Link::Internal(_) => Entry {
                 summary: root_node.summary,
                 leaf: false,
-                block_ref: root_node.page.and_then(|p| p.block_ref),
+                extent: root_node.page.and_then(|p| p.extent),
             },
         };
         let meta = Meta {
@@ -260,7 +317,7 @@ impl Store {
     /// one used are free, and the WAL restarts in the new epoch.
     pub(super) fn after_checkpoint(&mut self) {
         for old in std::mem::take(&mut self.released) {
-            self.alloc.free(&old);
+            self.alloc.free(old);
         }
         self.wal.restart(self.meta.generation);
     }

@@ -31,11 +31,11 @@ use std::sync::Arc;
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 
-use crate::alloc::BlockAllocator;
+use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::bucket::Bucket;
 use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::io::{DirLock, StoreDir, StoreFile};
 use crate::meta::Meta;
 use crate::options::Options;
@@ -62,7 +62,7 @@ pub(crate) struct BucketSlot {
     /// Its leaf in the upper trie.
     pub leaf: NodeId,
     /// Where it was last written (none if never written or empty).
-    pub block_ref: Option<BlockRef>,
+    pub extent: Option<Extent>,
     /// Its contents, when changed since the last checkpoint.
     pub dirty: Option<Box<Bucket>>,
 }
@@ -100,9 +100,11 @@ pub struct Store {
     trie: UpperTrie,
     buckets: Vec<BucketSlot>,
     alloc: BlockAllocator,
-    /// Extents replaced since the last checkpoint: still needed by it, so
-    /// freed only once the next checkpoint is durable.
-    released: Vec<BlockRef>,
+    /// Blocks whose contents were replaced since the last checkpoint: still
+    /// needed by it, so freed only once the next checkpoint is durable.
+    released: Vec<std::ops::Range<u64>>,
+    /// Live page bytes per block holding pages.
+    page_blocks: PageBlocks,
     cache: BucketCache,
     /// Memory held by changed buckets.
     dirty_bytes: usize,
@@ -203,6 +205,8 @@ impl Store {
             },
             data_file_bytes: self.alloc.end() * crate::format::BLOCK_BYTES as u64,
             data_used_bytes: self.alloc.used_blocks() * crate::format::BLOCK_BYTES as u64,
+            page_blocks: self.page_blocks.block_count(),
+            page_live_bytes: self.page_blocks.live_bytes(),
             wal_bytes: self.wal.len(),
             dirty_buckets: dirty_buckets as u64,
             dirty_bytes: self.dirty_bytes as u64,

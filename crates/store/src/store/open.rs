@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use super::read::block_location;
 use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
-use crate::alloc::BlockAllocator;
+use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::cache::BucketCache;
 use crate::error::{Result, StoreError, Structure};
-use crate::format::{BlockRef, BLOCK_BYTES};
+use crate::format::{Extent, BLOCK_BYTES};
 use crate::io::os::OsDir;
 use crate::io::{ReadRequest, StoreDir, StoreFile};
 use crate::meta::{Meta, META_SLOT_BYTES};
@@ -90,22 +90,7 @@ impl Store {
             ));
         }
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
-        let mut alloc = BlockAllocator::new();
-        let refs = buckets
-            .iter()
-            .filter_map(|b| b.block_ref)
-            .chain(trie.page_refs());
-        for extent in refs {
-            if extent.block + u64::from(extent.blocks) > meta.data_blocks
-                || !alloc.mark_used(&extent)
-            {
-                return Err(StoreError::corrupted(
-                    Structure::Trie,
-                    block_location(&extent),
-                    "extent outside the data file or shared with another structure",
-                ));
-            }
-        }
+        let (alloc, page_blocks) = claim_space(&trie, &buckets, meta.data_blocks)?;
         let root = meta.root.summary.hash;
         let mut store = Store {
             wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
@@ -119,6 +104,7 @@ impl Store {
             buckets,
             alloc,
             released: Vec::new(),
+            page_blocks,
             dirty_bytes: 0,
             pending: Vec::new(),
             undo: Vec::new(),
@@ -227,7 +213,7 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
         root: Entry {
             summary: Summary::EMPTY,
             leaf: true,
-            block_ref: None,
+            extent: None,
         },
     };
     for name in [DATA_FILE, WAL_FILE] {
@@ -255,7 +241,7 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
 struct PendingPage {
     node: NodeId,
     prefix: Prefix,
-    at: BlockRef,
+    at: Extent,
 }
 
 /// Loads the upper trie and the bucket table from the checkpoint's pages.
@@ -275,16 +261,16 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
         buckets.push(BucketSlot {
             prefix: Prefix::ROOT,
             leaf: ROOT,
-            block_ref: root.block_ref,
+            extent: root.extent,
             dirty: None,
         });
     } else {
-        let at = root.block_ref.ok_or_else(|| {
+        let at = root.extent.ok_or_else(|| {
             StoreError::corrupted(Structure::Meta, META_FILE, "internal root without a page")
         })?;
         nodes[0].link = Link::Internal([NodeId::MAX; 2]);
         nodes[0].page = Some(PageState {
-            block_ref: Some(at),
+            extent: Some(at),
             dirty: false,
         });
         level.push(PendingPage {
@@ -297,7 +283,7 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
         let requests: Vec<ReadRequest> = level
             .iter()
             .map(|p| ReadRequest {
-                offset: p.at.offset(),
+                offset: p.at.offset,
                 len: p.at.byte_len(),
             })
             .collect();
@@ -369,20 +355,20 @@ fn add_page(
             buckets.push(BucketSlot {
                 prefix,
                 leaf: id,
-                block_ref: entry.block_ref,
+                extent: entry.extent,
                 dirty: None,
             });
             (Link::Leaf((buckets.len() - 1) as BucketId), None)
         } else if rel == usize::from(g) {
             // Decoding guarantees bottom-row internal nodes have a page.
-            let page = entry.block_ref.map(|at| {
+            let page = entry.extent.map(|at| {
                 next.push(PendingPage {
                     node: id,
                     prefix,
                     at,
                 });
                 PageState {
-                    block_ref: Some(at),
+                    extent: Some(at),
                     dirty: false,
                 }
             });
@@ -398,6 +384,49 @@ fn add_page(
             page,
         });
     }
+}
+
+/// Marks every block the checkpoint uses: buckets own whole blocks, pages
+/// share blocks with other pages only. Fails on any overlap or any extent
+/// past the data file's recorded length.
+fn claim_space(
+    trie: &UpperTrie,
+    buckets: &[BucketSlot],
+    data_blocks: u64,
+) -> Result<(BlockAllocator, PageBlocks)> {
+    let overlap = |extent: &Extent| {
+        StoreError::corrupted(
+            Structure::Trie,
+            block_location(extent),
+            "extent outside the data file or shared with another structure",
+        )
+    };
+    let mut alloc = BlockAllocator::new();
+    for extent in buckets.iter().filter_map(|b| b.extent) {
+        if extent.offset % BLOCK_BYTES as u64 != 0
+            || extent.blocks().end > data_blocks
+            || !alloc.mark_used(extent.blocks())
+        {
+            return Err(overlap(&extent));
+        }
+    }
+    let mut pages: Vec<Extent> = trie.page_refs().collect();
+    pages.sort_unstable_by_key(|e| e.offset);
+    let mut page_blocks = PageBlocks::default();
+    let mut previous_end = 0u64;
+    for extent in pages {
+        if extent.offset < previous_end || extent.blocks().end > data_blocks {
+            return Err(overlap(&extent));
+        }
+        for block in extent.blocks() {
+            if !page_blocks.contains(block) && !alloc.mark_used(block..block + 1) {
+                return Err(overlap(&extent));
+            }
+        }
+        page_blocks.add(extent.offset, extent.len);
+        previous_end = extent.end();
+    }
+    Ok((alloc, page_blocks))
 }
 
 /// Every internal node's summary must combine its children's.

@@ -12,7 +12,7 @@ use super::{Counters, Store};
 use crate::bucket::codec;
 use crate::bucket::Bucket;
 use crate::error::{Result, StoreError};
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::io::ReadRequest;
 use crate::upper::BucketId;
 
@@ -23,17 +23,17 @@ enum Source<'a> {
     /// Changed since the last checkpoint: in memory.
     Dirty(&'a Bucket),
     /// On disk (maybe cached).
-    Disk(BlockRef),
+    Disk(Extent),
 }
 
-pub(crate) fn block_location(block_ref: &BlockRef) -> String {
-    format!("ubt.data block {} (+{})", block_ref.block, block_ref.blocks)
+pub(crate) fn block_location(extent: &Extent) -> String {
+    format!("ubt.data offset {} (+{} bytes)", extent.offset, extent.len)
 }
 
 impl Store {
     fn source(&self, bucket: BucketId) -> Source<'_> {
         let slot = &self.buckets[bucket as usize];
-        match (&slot.dirty, slot.block_ref) {
+        match (&slot.dirty, slot.extent) {
             (Some(bucket), _) => Source::Dirty(bucket),
             (None, Some(at)) => Source::Disk(at),
             (None, None) => Source::Empty,
@@ -70,10 +70,10 @@ impl Store {
     }
 
     /// Reads one bucket's extent and caches it.
-    fn read_extent(&self, bucket: BucketId, at: &BlockRef) -> Result<Arc<[u8]>> {
+    fn read_extent(&self, bucket: BucketId, at: &Extent) -> Result<Arc<[u8]>> {
         let mut bytes = vec![0u8; at.byte_len()];
         self.data
-            .read_exact_at(&mut bytes, at.offset())
+            .read_exact_at(&mut bytes, at.offset)
             .map_err(StoreError::io("reading a bucket"))?;
         Counters::add(&self.counters.bucket_reads, 1);
         Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
@@ -85,7 +85,7 @@ impl Store {
     /// The encoded bytes of every listed on-disk bucket (deduplicated by
     /// the caller), from the cache or from one batch of concurrent reads.
     /// Results are in the order of `wanted`.
-    pub(crate) fn fetch(&self, wanted: &[(BucketId, BlockRef)]) -> Result<Vec<Arc<[u8]>>> {
+    pub(crate) fn fetch(&self, wanted: &[(BucketId, Extent)]) -> Result<Vec<Arc<[u8]>>> {
         let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(wanted.len());
         let mut requests = Vec::new();
         let mut request_slots = Vec::new();
@@ -98,7 +98,7 @@ impl Store {
                 None => {
                     out.push(None);
                     requests.push(ReadRequest {
-                        offset: at.offset(),
+                        offset: at.offset,
                         len: at.byte_len(),
                     });
                     request_slots.push(position);
@@ -142,7 +142,7 @@ impl Store {
             .iter()
             .map(|key| self.trie.locate(&Stem::of_key(key)).1)
             .collect();
-        let mut on_disk: Vec<(BucketId, BlockRef)> = located
+        let mut on_disk: Vec<(BucketId, Extent)> = located
             .iter()
             .filter_map(|&bucket| match self.source(bucket) {
                 Source::Disk(at) => Some((bucket, at)),
@@ -187,7 +187,7 @@ impl Store {
     pub(crate) fn decode_fetched(
         &self,
         bucket: BucketId,
-        at: &BlockRef,
+        at: &Extent,
         bytes: &[u8],
     ) -> Result<Bucket> {
         let prefix = &self.buckets[bucket as usize].prefix;

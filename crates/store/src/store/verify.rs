@@ -9,7 +9,7 @@ use super::read::block_location;
 use super::Store;
 use crate::bucket::{compute_stem_hash, Bucket};
 use crate::error::{Result, StoreError};
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::io::ReadRequest;
 use crate::summary::{combine, Summary};
 use crate::upper::{page, BucketId, Link};
@@ -78,19 +78,19 @@ impl Store {
         // Buckets: on disk (read in batches) or in memory.
         let ids: Vec<BucketId> = (0..self.buckets.len() as BucketId).collect();
         for chunk in ids.chunks(VERIFY_BATCH) {
-            let on_disk: Vec<(BucketId, BlockRef)> = chunk
+            let on_disk: Vec<(BucketId, Extent)> = chunk
                 .iter()
                 .filter_map(|&id| {
                     let slot = &self.buckets[id as usize];
                     (slot.dirty.is_none())
-                        .then_some(slot.block_ref.map(|at| (id, at)))
+                        .then_some(slot.extent.map(|at| (id, at)))
                         .flatten()
                 })
                 .collect();
             let requests: Vec<ReadRequest> = on_disk
                 .iter()
                 .map(|(_, at)| ReadRequest {
-                    offset: at.offset(),
+                    offset: at.offset,
                     len: at.byte_len(),
                 })
                 .collect();
@@ -130,7 +130,7 @@ impl Store {
                 let slot = &self.buckets[id as usize];
                 for problem in problems {
                     let location = slot
-                        .block_ref
+                        .extent
                         .map_or("memory".to_string(), |at| block_location(&at));
                     report
                         .problems
@@ -139,7 +139,7 @@ impl Store {
             }
             for &id in chunk {
                 let slot = &self.buckets[id as usize];
-                if slot.dirty.is_none() && slot.block_ref.is_none() {
+                if slot.dirty.is_none() && slot.extent.is_none() {
                     report.buckets += 1;
                     if self.trie.node(slot.leaf).summary != Summary::EMPTY {
                         report.problems.push(format!(
@@ -191,16 +191,16 @@ impl Store {
             problems.push("upper-trie root differs from the current root".to_string());
         }
         report.problems.extend(problems);
-        let mut pages: Vec<(crate::prefix::Prefix, BlockRef)> = Vec::new();
+        let mut pages: Vec<(crate::prefix::Prefix, Extent)> = Vec::new();
         self.trie.walk(|id, prefix| {
-            if let Some(at) = self.trie.node(id).page.and_then(|p| p.block_ref) {
+            if let Some(at) = self.trie.node(id).page.and_then(|p| p.extent) {
                 pages.push((*prefix, at));
             }
         });
         let requests: Vec<ReadRequest> = pages
             .iter()
             .map(|(_, at)| ReadRequest {
-                offset: at.offset(),
+                offset: at.offset,
                 len: at.byte_len(),
             })
             .collect();

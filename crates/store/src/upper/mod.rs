@@ -18,7 +18,7 @@ pub mod page;
 
 use ubt_spec::key::Stem;
 
-use crate::format::BlockRef;
+use crate::format::Extent;
 use crate::prefix::Prefix;
 use crate::summary::{combine, Summary};
 
@@ -44,7 +44,7 @@ pub enum Link {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageState {
     /// Where the page was last written (none before its first checkpoint).
-    pub block_ref: Option<BlockRef>,
+    pub extent: Option<Extent>,
     /// Whether a node in the page changed since it was written.
     pub dirty: bool,
 }
@@ -261,6 +261,15 @@ impl UpperTrie {
         self.nodes[ROOT as usize].summary
     }
 
+    /// Marks every page dirty (to rewrite them all, compacting page blocks).
+    pub fn mark_all_pages_dirty(&mut self) {
+        for node in &mut self.nodes {
+            if let Some(page) = &mut node.page {
+                page.dirty = true;
+            }
+        }
+    }
+
     /// Page roots whose page must be written, deepest first (children's
     /// references must be known before their parents are encoded).
     pub fn dirty_pages(&self) -> Vec<NodeId> {
@@ -271,22 +280,22 @@ impl UpperTrie {
         out
     }
 
-    /// Records that the page rooted at `id` was written at `block_ref`;
+    /// Records that the page rooted at `id` was written at `extent`;
     /// returns the reference it replaces.
-    pub fn set_page_written(&mut self, id: NodeId, block_ref: BlockRef) -> Option<BlockRef> {
+    pub fn set_page_written(&mut self, id: NodeId, extent: Extent) -> Option<Extent> {
         let page = self.nodes[id as usize]
             .page
             .as_mut()
             .unwrap_or_else(|| unreachable!("node {id} roots no page"));
         page.dirty = false;
-        page.block_ref.replace(block_ref)
+        page.extent.replace(extent)
     }
 
     /// Every page reference (for free-space accounting).
-    pub fn page_refs(&self) -> impl Iterator<Item = BlockRef> + '_ {
+    pub fn page_refs(&self) -> impl Iterator<Item = Extent> + '_ {
         self.nodes
             .iter()
-            .filter_map(|n| n.page.and_then(|p| p.block_ref))
+            .filter_map(|n| n.page.and_then(|p| p.extent))
     }
 
     /// Number of pages (internal nodes at page-root depths).

@@ -20,13 +20,13 @@
 //!
 //! An entry is a flags byte (bits 0-1 occupancy, bit 2 leaf, bit 3 has a
 //! reference), the 32-byte hash unless the occupancy is empty, and a
-//! 16-byte [`BlockRef`] when flagged: a leaf's bucket (absent only for an
+//! 16-byte [`Extent`] when flagged: a leaf's bucket (absent only for an
 //! empty bucket), or the page below a bottom-row internal node (always).
 //! The meta record holds the root node as one such entry.
 
 use super::{Link, NodeId, UpperTrie};
 use crate::error::{Result, StoreError, Structure};
-use crate::format::{checksum, BlockRef, Reader, BLOCK_REF_BYTES, FORMAT_VERSION, TAG_TRIE_PAGE};
+use crate::format::{checksum, Extent, Reader, EXTENT_BYTES, FORMAT_VERSION, TAG_TRIE_PAGE};
 use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 use crate::upper::BucketId;
@@ -53,7 +53,7 @@ pub struct Entry {
     /// Whether the node is a bucket.
     pub leaf: bool,
     /// The bucket, or the page below a bottom-row internal node.
-    pub block_ref: Option<BlockRef>,
+    pub extent: Option<Extent>,
 }
 
 impl Entry {
@@ -63,15 +63,15 @@ impl Entry {
         if self.leaf {
             flags |= FLAG_LEAF;
         }
-        if self.block_ref.is_some() {
+        if self.extent.is_some() {
             flags |= FLAG_REF;
         }
         out.push(flags);
         if self.summary.occupancy != Occupancy::Empty {
             out.extend_from_slice(&self.summary.hash);
         }
-        if let Some(block_ref) = &self.block_ref {
-            block_ref.encode_into(out);
+        if let Some(extent) = &self.extent {
+            extent.encode_into(out);
         }
     }
 
@@ -87,15 +87,15 @@ impl Entry {
         } else {
             r.array().ok_or("entry truncated")?
         };
-        let block_ref = if flags & FLAG_REF != 0 {
-            Some(BlockRef::decode(r).ok_or("bad block reference")?)
+        let extent = if flags & FLAG_REF != 0 {
+            Some(Extent::decode(r).ok_or("bad block reference")?)
         } else {
             None
         };
         Ok(Entry {
             summary: Summary { occupancy, hash },
             leaf: flags & FLAG_LEAF != 0,
-            block_ref,
+            extent,
         })
     }
 
@@ -105,8 +105,8 @@ impl Entry {
             0
         } else {
             32
-        } + if self.block_ref.is_some() {
-            BLOCK_REF_BYTES
+        } + if self.extent.is_some() {
+            EXTENT_BYTES
         } else {
             0
         }
@@ -120,7 +120,7 @@ pub fn encode(
     trie: &UpperTrie,
     page_root: NodeId,
     prefix: &Prefix,
-    bucket_ref: &dyn Fn(BucketId) -> Option<BlockRef>,
+    bucket_ref: &dyn Fn(BucketId) -> Option<Extent>,
 ) -> Vec<u8> {
     let g = usize::from(trie.group_depth());
     let root = trie.node(page_root);
@@ -140,7 +140,7 @@ pub fn encode(
             Link::Leaf(bucket) => Entry {
                 summary: node.summary,
                 leaf: true,
-                block_ref: bucket_ref(bucket),
+                extent: bucket_ref(bucket),
             },
             Link::Internal([left, right]) => {
                 if r < g {
@@ -149,15 +149,15 @@ pub fn encode(
                     Entry {
                         summary: node.summary,
                         leaf: false,
-                        block_ref: None,
+                        extent: None,
                     }
                 } else {
-                    let page = node.page.and_then(|p| p.block_ref);
+                    let page = node.page.and_then(|p| p.extent);
                     debug_assert!(page.is_some(), "child page not written yet");
                     Entry {
                         summary: node.summary,
                         leaf: false,
-                        block_ref: page,
+                        extent: page,
                     }
                 }
             }
@@ -274,7 +274,7 @@ pub fn decode(
             } else {
                 rel == g
             };
-            if entry.block_ref.is_some() != expect_ref {
+            if entry.extent.is_some() != expect_ref {
                 return Err(bad(format!(
                     "slot {slot}: block reference present = {}",
                     !expect_ref
