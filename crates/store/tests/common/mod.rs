@@ -83,3 +83,34 @@ pub fn temp_path(name: &str) -> std::path::PathBuf {
     let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     std::env::temp_dir().join(format!("ubt-store-test-{}-{name}-{n}", std::process::id()))
 }
+
+/// Loads `test-vectors/<name>` (copied into the repository).
+pub fn vector_file(name: &str) -> serde_json::Value {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../test-vectors")
+        .join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()))
+}
+
+/// Bytes of a `"0x…"` string field.
+pub fn hex_field(v: &serde_json::Value, field: &str) -> Vec<u8> {
+    let text = v[field]
+        .as_str()
+        .unwrap_or_else(|| panic!("field {field} missing in {v}"));
+    hex::decode(text.trim_start_matches("0x")).unwrap_or_else(|e| panic!("bad hex {text}: {e}"))
+}
+
+/// A 32-byte field.
+pub fn b256_field(v: &serde_json::Value, field: &str) -> B256 {
+    B256::from_slice(&hex_field(v, field))
+}
+
+/// The vectors' generator: `key_i = sha256("ubt-vector" || u64_be(i))`, `value_i = sha256(key_i)`.
+pub fn generated_entry(i: u64) -> (B256, B256) {
+    let mut preimage = b"ubt-vector".to_vec();
+    preimage.extend_from_slice(&i.to_be_bytes());
+    let key = ubt_spec::hash::sha256(&preimage);
+    (B256::from(key), B256::from(ubt_spec::hash::sha256(&key)))
+}
