@@ -18,6 +18,14 @@ pub enum BenchError {
         #[source]
         source: io::Error,
     },
+    /// The database engine failed or returned a wrong value.
+    #[error("{what}: {message}")]
+    Engine {
+        /// The benchmark step.
+        what: String,
+        /// What the engine reported.
+        message: String,
+    },
     /// The caller asked for something that cannot be measured, e.g. a
     /// probe file smaller than one block.
     #[error("invalid benchmark options: {what}")]

@@ -7,10 +7,18 @@
 //!   figures.
 //! * [`cold`]: the cold-cache protocol: drop files from the page cache and
 //!   check with `mincore(2)` that they are gone.
-//! * [`error`]: [`BenchError`], the error of both.
+//! * [`store_bench`]: `ubt bench store`, the store's figures beside the
+//!   device's.
+//! * [`diskstats`], [`machine`], [`stats`]: device write counters, machine
+//!   facts and percentiles for reports.
+//! * [`error`]: [`BenchError`].
 
 pub mod cold;
 pub mod device;
+pub mod diskstats;
 pub mod error;
+pub mod machine;
+pub mod stats;
+pub mod store_bench;
 
 pub use error::BenchError;

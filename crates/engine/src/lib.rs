@@ -32,7 +32,7 @@ use ubt_spec::hash::Hash;
 pub use ubt_store::io::{ReadBackendChoice, StoreDir};
 use ubt_store::Store;
 pub use ubt_store::{
-    BuildReport, Options, Stats, StoreError as Error, SyncMode, VerifyReport, DEFAULT_GROUP_DEPTH,
+    ApplyTiming, BuildReport, Options, Stats, StoreError as Error, SyncMode, VerifyReport, DEFAULT_GROUP_DEPTH,
 };
 
 /// Result alias of the engine.
@@ -141,6 +141,11 @@ impl Db {
     /// Shape, memory and I/O counters.
     pub fn stats(&self) -> Stats {
         self.store.stats()
+    }
+
+    /// Where the time of the last [`Db::apply`] went.
+    pub fn last_apply_timing(&self) -> ApplyTiming {
+        self.store.last_apply_timing()
     }
 
     /// Drops the clean bucket cache (for cold-read measurements).

@@ -2,6 +2,8 @@
 //! them and rehash them in parallel, split those that overflow, rehash the
 //! upper trie along the touched paths. Nothing is written to disk here.
 
+use std::time::Instant;
+
 use alloy_primitives::B256;
 use rayon::prelude::*;
 use ubt_spec::hash::Hash;
@@ -13,6 +15,27 @@ use crate::error::Result;
 use crate::format::Extent;
 use crate::summary::Summary;
 use crate::upper::BucketId;
+
+/// Where the time of the last [`Store::apply`] went, in microseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApplyTiming {
+    /// Writes applied.
+    pub writes: u64,
+    /// Buckets written.
+    pub buckets_touched: u64,
+    /// Buckets that were not in memory (cache hits included).
+    pub buckets_read: u64,
+    /// Finding each write's bucket in the upper trie.
+    pub locate_us: u64,
+    /// Reading the buckets not in memory (one batch).
+    pub read_us: u64,
+    /// Decoding them.
+    pub decode_us: u64,
+    /// Writing values, splitting, and rehashing the buckets (parallel).
+    pub write_and_hash_us: u64,
+    /// Rehashing the upper trie.
+    pub upper_us: u64,
+}
 
 /// Below this many touched buckets, apply them on the calling thread.
 const PARALLEL_BUCKETS_MIN: usize = 16;
@@ -46,6 +69,7 @@ impl Store {
         if writes.is_empty() {
             return Ok(());
         }
+        let started = Instant::now();
         // Group the writes by bucket, keeping their order within a bucket.
         let mut order: Vec<(BucketId, u32)> = writes
             .iter()
@@ -73,7 +97,9 @@ impl Store {
                 }
             })
             .collect();
+        let locate_done = Instant::now();
         let fetched = self.fetch(&to_load)?;
+        let read_done = Instant::now();
         let decoded: Vec<Bucket> = to_load
             .par_iter()
             .zip(fetched.par_iter())
@@ -128,16 +154,29 @@ impl Store {
                 })
                 .collect();
         };
+        let decode_done = Instant::now();
         if work.len() >= PARALLEL_BUCKETS_MIN {
             work.par_iter_mut().for_each(run);
         } else {
             work.iter_mut().for_each(run);
         }
-
+        let hash_done = Instant::now();
+        let buckets_touched = work.len() as u64;
         for item in work {
             self.integrate(item);
         }
         self.root = self.trie.rehash().hash;
+        let micros = |from: Instant, to: Instant| to.duration_since(from).as_micros() as u64;
+        self.last_apply = ApplyTiming {
+            writes: writes.len() as u64,
+            buckets_touched,
+            buckets_read: to_load.len() as u64,
+            locate_us: micros(started, locate_done),
+            read_us: micros(locate_done, read_done),
+            decode_us: micros(read_done, decode_done),
+            write_and_hash_us: micros(decode_done, hash_done),
+            upper_us: micros(hash_done, Instant::now()),
+        };
         Ok(())
     }
 
@@ -199,6 +238,11 @@ impl Store {
             slot.leaf = leaf;
             slot.dirty = Some(Box::new(piece));
         }
+    }
+
+    /// Where the time of the last apply went.
+    pub fn last_apply_timing(&self) -> ApplyTiming {
+        self.last_apply
     }
 
     /// Undoes every write applied since the last commit, restoring the

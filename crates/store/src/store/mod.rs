@@ -44,6 +44,7 @@ use crate::stats::Stats;
 use crate::upper::{NodeId, UpperTrie};
 use crate::wal::Wal;
 
+pub use apply::ApplyTiming;
 pub use build::BuildReport;
 pub use verify::VerifyReport;
 
@@ -121,6 +122,7 @@ pub struct Store {
     committed_counts: (u64, u64),
     poisoned: Option<String>,
     counters: Counters,
+    last_apply: apply::ApplyTiming,
 }
 
 impl Store {

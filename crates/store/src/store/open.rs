@@ -116,6 +116,7 @@ impl Store {
             committed_counts: (meta.stem_count, meta.leaf_count),
             poisoned: None,
             counters: Counters::default(),
+            last_apply: Default::default(),
             meta,
         };
         store.replay_wal(&wal_file)?;

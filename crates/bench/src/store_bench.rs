@@ -1,0 +1,599 @@
+//! `ubt bench store`: the store's own figures on N random 32-byte keys and
+//! values, each next to the device's limit measured in the same run.
+//!
+//! Phases, in order: the device probe (QD1 latency, QD32 IOPS); bulk build
+//! (entries/s, disk bytes per entry); cold point reads (page cache dropped
+//! and checked empty with `mincore`, single-threaded, latency of reads that
+//! missed every cache); one cold batched read (`get_many`); blocks of
+//! random updates, cold (checkpoint, caches dropped) then warm (data file
+//! in the page cache), with the time split into read, hash and commit and
+//! the bytes written per updated slot (by the store and by the device);
+//! then a checkpoint and its amortized bytes per slot.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use alloy_primitives::B256;
+use rayon::prelude::*;
+use serde::Serialize;
+use ubt_engine::{Db, Options};
+
+use crate::cold::{make_cold, resident_bytes, ColdReport};
+use crate::device::{probe, DeviceLimits, DeviceProbeOptions};
+use crate::diskstats::DeviceCounters;
+use crate::error::BenchError;
+use crate::stats::percentile;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct StoreBenchConfig {
+    /// Directory for the database (and the device probe's scratch file).
+    pub dir: PathBuf,
+    /// Number of random key/value pairs.
+    pub entries: u64,
+    /// Group depth of the database.
+    pub group_depth: u8,
+    /// Memory budget of the database handle.
+    pub memory_budget_bytes: usize,
+    /// Single-threaded cold point reads.
+    pub cold_reads: usize,
+    /// Keys in the cold batched read.
+    pub batch_keys: usize,
+    /// Update blocks per phase (cold, then warm).
+    pub blocks: usize,
+    /// Writes per block.
+    pub block_writes: usize,
+    /// Seed of the key/value generator.
+    pub seed: u64,
+    /// Device probe options; `None` skips the probe (no ratios).
+    pub device: Option<DeviceProbeOptions>,
+    /// Keep the database directory afterwards.
+    pub keep_db: bool,
+}
+
+impl StoreBenchConfig {
+    /// Defaults for `entries` pairs under `dir`.
+    pub fn new(dir: PathBuf, entries: u64) -> Self {
+        StoreBenchConfig {
+            dir,
+            entries,
+            group_depth: ubt_engine::DEFAULT_GROUP_DEPTH,
+            memory_budget_bytes: 1 << 30,
+            cold_reads: 2_000,
+            batch_keys: 100_000,
+            blocks: 5,
+            block_writes: 4_096,
+            seed: 1,
+            device: Some(DeviceProbeOptions::default()),
+            keep_db: false,
+        }
+    }
+}
+
+/// Bulk build figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct BuildFigures {
+    /// Seconds to generate the random pairs.
+    pub generate_s: f64,
+    /// Seconds to sort them (parallel).
+    pub sort_s: f64,
+    /// Seconds of `Db::build` from the sorted pairs (durable at the end).
+    pub build_s: f64,
+    /// Entries per second of the build.
+    pub entries_per_s: f64,
+    /// Bytes of the database's files.
+    pub disk_bytes: u64,
+    /// Disk bytes per entry.
+    pub disk_bytes_per_entry: f64,
+    /// Buckets.
+    pub buckets: u64,
+    /// Mean bucket prefix length.
+    pub bucket_depth_mean: f64,
+    /// Upper-trie pages.
+    pub pages: u64,
+    /// Memory of the resident upper trie and bucket table.
+    pub upper_trie_bytes: u64,
+}
+
+/// Cold point-read figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct ColdReadFigures {
+    /// How the page cache was emptied, and what `mincore` saw.
+    pub cold: ColdReport,
+    /// Data-file bytes resident after reopening (the upper trie's pages).
+    pub resident_bytes_after_open: u64,
+    /// Reads that issued one bucket read.
+    pub misses: u64,
+    /// Reads served from memory.
+    pub hits: u64,
+    /// Median latency of the misses.
+    pub miss_latency_p50_us: f64,
+    /// 99th percentile latency of the misses.
+    pub miss_latency_p99_us: f64,
+    /// Mean latency of the misses.
+    pub miss_latency_mean_us: f64,
+}
+
+/// Cold batched-read figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct BatchReadFigures {
+    /// Keys looked up.
+    pub keys: u64,
+    /// Bucket reads issued.
+    pub bucket_reads: u64,
+    /// Seconds.
+    pub elapsed_s: f64,
+    /// Bucket reads per second.
+    pub bucket_reads_per_s: f64,
+    /// Keys per second.
+    pub keys_per_s: f64,
+    /// The store's read backend.
+    pub backend: String,
+}
+
+/// One update block.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockFigures {
+    /// `cold` or `warm`.
+    pub phase: String,
+    /// Writes in the block.
+    pub writes: u64,
+    /// Buckets read (not in memory).
+    pub buckets_read: u64,
+    /// Milliseconds of `apply` (read + hash + upper trie).
+    pub apply_ms: f64,
+    /// Milliseconds reading buckets.
+    pub read_ms: f64,
+    /// Milliseconds decoding, writing and rehashing buckets.
+    pub hash_ms: f64,
+    /// Milliseconds rehashing the upper trie (and locating keys).
+    pub upper_ms: f64,
+    /// Milliseconds of `commit` (WAL append + sync).
+    pub commit_ms: f64,
+    /// Milliseconds of the whole block.
+    pub total_ms: f64,
+    /// Bytes the store wrote (WAL, data, meta).
+    pub store_bytes_written: u64,
+    /// Bytes the device wrote meanwhile (from /proc/diskstats; all processes).
+    pub device_bytes_written: Option<u64>,
+    /// Store bytes written per updated slot.
+    pub bytes_per_slot: f64,
+    /// The block's I/O lower bound: its bucket reads at the device's QD32 rate.
+    pub io_bound_ms: Option<f64>,
+}
+
+/// The checkpoint after the blocks.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckpointFigures {
+    /// Milliseconds.
+    pub ms: f64,
+    /// Bytes written to the data and meta files.
+    pub bytes: u64,
+    /// Slots updated since the previous checkpoint.
+    pub slots_since_previous: u64,
+    /// Checkpoint bytes per slot, amortized over those updates.
+    pub bytes_per_slot: f64,
+}
+
+/// A target and whether the run met it.
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetCheck {
+    /// What is measured.
+    pub name: String,
+    /// The target, in words.
+    pub target: String,
+    /// The measured value, in words.
+    pub measured: String,
+    /// Whether it was met (`None` when the device was not probed).
+    pub met: Option<bool>,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreBenchReport {
+    /// Entries.
+    pub entries: u64,
+    /// Group depth.
+    pub group_depth: u8,
+    /// The machine.
+    pub machine: crate::machine::MachineInfo,
+    /// The device's limits.
+    pub device: Option<DeviceLimits>,
+    /// Bulk build.
+    pub build: BuildFigures,
+    /// Cold point reads.
+    pub cold_reads: ColdReadFigures,
+    /// Cold batched read.
+    pub batch_read: BatchReadFigures,
+    /// Update blocks.
+    pub blocks: Vec<BlockFigures>,
+    /// Checkpoint after the warm blocks.
+    pub checkpoint: CheckpointFigures,
+    /// Targets.
+    pub targets: Vec<TargetCheck>,
+}
+
+/// A deterministic generator of random bytes (splitmix64).
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn b256(&mut self) -> B256 {
+        let mut out = [0u8; 32];
+        for chunk in out.chunks_mut(8) {
+            chunk.copy_from_slice(&self.next().to_le_bytes());
+        }
+        B256::from(out)
+    }
+}
+
+fn db_files(db_dir: &Path) -> Vec<PathBuf> {
+    [ubt_store::DATA_FILE, ubt_store::META_FILE, ubt_store::WAL_FILE]
+        .iter()
+        .map(|name| db_dir.join(name))
+        .collect()
+}
+
+fn dir_bytes(db_dir: &Path) -> u64 {
+    db_files(db_dir)
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+fn engine_error(what: &str) -> impl FnOnce(ubt_engine::Error) -> BenchError + '_ {
+    move |error| BenchError::Engine {
+        what: what.to_string(),
+        message: error.to_string(),
+    }
+}
+
+fn store_bytes(stats: &ubt_engine::Stats) -> u64 {
+    stats.wal_bytes_written + stats.data_bytes_written + stats.meta_bytes_written
+}
+
+/// Runs the benchmark; `progress` receives one line per phase.
+pub fn run(config: &StoreBenchConfig, progress: &mut dyn FnMut(&str)) -> Result<StoreBenchReport, BenchError> {
+    std::fs::create_dir_all(&config.dir).map_err(|e| BenchError::io_at("creating", &config.dir, e))?;
+    let machine = crate::machine::MachineInfo::read();
+    let device = match &config.device {
+        Some(options) => {
+            progress("probing the device (O_DIRECT random 4 KiB reads at QD1 and QD32)");
+            let limits = probe(&config.dir, options)?;
+            let _ = std::fs::remove_file(config.dir.join(crate::device::PROBE_FILE_NAME));
+            Some(limits)
+        }
+        None => None,
+    };
+    let db_dir = config.dir.join(format!("store-bench-{}", config.entries));
+    let _ = std::fs::remove_dir_all(&db_dir);
+    let options = Options {
+        group_depth: Some(config.group_depth),
+        memory_budget_bytes: config.memory_budget_bytes,
+        ..Options::default()
+    };
+
+    progress(&format!("generating {} random pairs", config.entries));
+    let started = Instant::now();
+    let mut random = Random(config.seed);
+    let mut entries: Vec<(B256, B256)> = (0..config.entries).map(|_| (random.b256(), random.b256())).collect();
+    let generate_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let sort_s = started.elapsed().as_secs_f64();
+    progress("bulk build");
+    let started = Instant::now();
+    let (db, _) = Db::build(&db_dir, options.clone(), entries.iter().copied()).map_err(engine_error("bulk build"))?;
+    let build_s = started.elapsed().as_secs_f64();
+    let stats = db.stats();
+    let disk_bytes = dir_bytes(&db_dir);
+    let build = BuildFigures {
+        generate_s,
+        sort_s,
+        build_s,
+        entries_per_s: config.entries as f64 / build_s,
+        disk_bytes,
+        disk_bytes_per_entry: disk_bytes as f64 / config.entries.max(1) as f64,
+        buckets: stats.bucket_count,
+        bucket_depth_mean: stats.bucket_depth_mean,
+        pages: stats.page_count,
+        upper_trie_bytes: stats.upper_trie_bytes,
+    };
+    db.close().map_err(engine_error("closing after the build"))?;
+
+    progress("cold point reads");
+    let cold = make_cold(&db_files(&db_dir))?;
+    let db = Db::open(&db_dir, options.clone()).map_err(engine_error("reopening"))?;
+    let resident_bytes_after_open = resident_bytes(&db_files(&db_dir))?;
+    let mut latencies = Vec::new();
+    let mut hits = 0u64;
+    for _ in 0..config.cold_reads {
+        let (key, value) = entries[(random.next() % config.entries.max(1)) as usize];
+        let reads_before = db.stats().bucket_reads;
+        let started = Instant::now();
+        let found = db.get(&key).map_err(engine_error("cold get"))?;
+        let micros = started.elapsed().as_secs_f64() * 1e6;
+        if found != Some(value) {
+            return Err(BenchError::Engine {
+                what: "cold get".into(),
+                message: format!("wrong value for {key}"),
+            });
+        }
+        if db.stats().bucket_reads > reads_before {
+            latencies.push(micros);
+        } else {
+            hits += 1;
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let cold_reads = ColdReadFigures {
+        cold,
+        resident_bytes_after_open,
+        misses: latencies.len() as u64,
+        hits,
+        miss_latency_p50_us: percentile(&latencies, 50.0),
+        miss_latency_p99_us: percentile(&latencies, 99.0),
+        miss_latency_mean_us: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
+    };
+
+    progress("cold batched read");
+    db.clear_cache();
+    make_cold(&db_files(&db_dir))?;
+    let keys: Vec<B256> = (0..config.batch_keys.min(config.entries as usize))
+        .map(|_| entries[(random.next() % config.entries.max(1)) as usize].0)
+        .collect();
+    let reads_before = db.stats().bucket_reads;
+    let started = Instant::now();
+    let found = db.get_many(&keys).map_err(engine_error("batched read"))?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    if found.iter().any(Option::is_none) {
+        return Err(BenchError::Engine {
+            what: "batched read".into(),
+            message: "a present key read as absent".into(),
+        });
+    }
+    let bucket_reads = db.stats().bucket_reads - reads_before;
+    let batch_read = BatchReadFigures {
+        keys: keys.len() as u64,
+        bucket_reads,
+        elapsed_s,
+        bucket_reads_per_s: bucket_reads as f64 / elapsed_s,
+        keys_per_s: keys.len() as f64 / elapsed_s,
+        backend: db.stats().read_backend,
+    };
+    drop(db);
+
+    let mut db = Db::open(&db_dir, options).map_err(engine_error("reopening"))?;
+    let counters = DeviceCounters::for_path(&db_dir);
+    let qd32 = device.as_ref().map(|d| d.qd32_reads_per_s);
+    let mut blocks = Vec::new();
+    let mut slots_since_checkpoint = 0u64;
+    for phase in ["cold", "warm"] {
+        if phase == "warm" {
+            // The whole data file into the page cache.
+            let _ = std::fs::read(db_dir.join(ubt_store::DATA_FILE));
+        }
+        for index in 0..config.blocks {
+            progress(&format!("{phase} block {}/{}", index + 1, config.blocks));
+            if phase == "cold" {
+                db.checkpoint().map_err(engine_error("checkpoint"))?;
+                slots_since_checkpoint = 0;
+                db.clear_cache();
+                make_cold(&db_files(&db_dir))?;
+            }
+            let writes: Vec<(B256, B256)> = (0..config.block_writes)
+                .map(|_| (entries[(random.next() % config.entries.max(1)) as usize].0, random.b256()))
+                .collect();
+            let before = db.stats();
+            let device_before = counters.as_ref().and_then(DeviceCounters::sectors_written);
+            let started = Instant::now();
+            db.apply(&writes).map_err(engine_error("apply"))?;
+            let applied = Instant::now();
+            db.commit().map_err(engine_error("commit"))?;
+            let done = Instant::now();
+            let after = db.stats();
+            let device_after = counters.as_ref().and_then(DeviceCounters::sectors_written);
+            let timing = db.last_apply_timing();
+            let store_bytes_written = store_bytes(&after) - store_bytes(&before);
+            slots_since_checkpoint += writes.len() as u64;
+            blocks.push(BlockFigures {
+                phase: phase.to_string(),
+                writes: writes.len() as u64,
+                buckets_read: timing.buckets_read,
+                apply_ms: (applied - started).as_secs_f64() * 1e3,
+                read_ms: timing.read_us as f64 / 1e3,
+                hash_ms: (timing.decode_us + timing.write_and_hash_us) as f64 / 1e3,
+                upper_ms: (timing.locate_us + timing.upper_us) as f64 / 1e3,
+                commit_ms: (done - applied).as_secs_f64() * 1e3,
+                total_ms: (done - started).as_secs_f64() * 1e3,
+                store_bytes_written,
+                device_bytes_written: device_before.zip(device_after).map(|(b, a)| (a - b) * 512),
+                bytes_per_slot: store_bytes_written as f64 / writes.len() as f64,
+                io_bound_ms: qd32.map(|iops| timing.buckets_read as f64 / iops * 1e3),
+            });
+        }
+    }
+    progress("checkpoint");
+    let before = db.stats();
+    let started = Instant::now();
+    db.checkpoint().map_err(engine_error("checkpoint"))?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let after = db.stats();
+    let bytes = (after.data_bytes_written + after.meta_bytes_written)
+        - (before.data_bytes_written + before.meta_bytes_written);
+    let checkpoint = CheckpointFigures {
+        ms,
+        bytes,
+        slots_since_previous: slots_since_checkpoint,
+        bytes_per_slot: bytes as f64 / slots_since_checkpoint.max(1) as f64,
+    };
+    db.close().map_err(engine_error("closing"))?;
+    if !config.keep_db {
+        let _ = std::fs::remove_dir_all(&db_dir);
+    }
+    let mut report = StoreBenchReport {
+        entries: config.entries,
+        group_depth: config.group_depth,
+        machine,
+        device,
+        build,
+        cold_reads,
+        batch_read,
+        blocks,
+        checkpoint,
+        targets: Vec::new(),
+    };
+    report.targets = targets(&report);
+    Ok(report)
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    percentile(&values, 50.0)
+}
+
+/// The targets of the store (docs/benchmarks.md) against this run.
+fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
+    let mut out = Vec::new();
+    let device = report.device.as_ref();
+    let p50 = report.cold_reads.miss_latency_p50_us;
+    out.push(TargetCheck {
+        name: "cold point read p50".into(),
+        target: "<= 1.2 x device QD1 p50".into(),
+        measured: match device {
+            Some(d) => format!("{p50:.0} us = {:.2} x device {:.0} us", p50 / d.qd1_latency_p50_us, d.qd1_latency_p50_us),
+            None => format!("{p50:.0} us"),
+        },
+        met: device.map(|d| p50 <= 1.2 * d.qd1_latency_p50_us),
+    });
+    let batched = report.batch_read.bucket_reads_per_s;
+    out.push(TargetCheck {
+        name: "cold batched reads".into(),
+        target: ">= 0.75 x device QD32 IOPS".into(),
+        measured: match device {
+            Some(d) => format!("{batched:.0}/s = {:.2} x device {:.0}/s", batched / d.qd32_reads_per_s, d.qd32_reads_per_s),
+            None => format!("{batched:.0}/s"),
+        },
+        met: device.map(|d| batched >= 0.75 * d.qd32_reads_per_s),
+    });
+    out.push(TargetCheck {
+        name: "bulk load".into(),
+        target: ">= 1,000,000 entries/s".into(),
+        measured: format!("{:.0} entries/s", report.build.entries_per_s),
+        met: Some(report.build.entries_per_s >= 1e6),
+    });
+    out.push(TargetCheck {
+        name: "disk bytes per entry".into(),
+        target: "<= 100".into(),
+        measured: format!("{:.1}", report.build.disk_bytes_per_entry),
+        met: Some(report.build.disk_bytes_per_entry <= 100.0),
+    });
+    let per_slot = median(report.blocks.iter().map(|b| b.bytes_per_slot));
+    let amortized = per_slot + report.checkpoint.bytes_per_slot;
+    out.push(TargetCheck {
+        name: "bytes written per updated slot".into(),
+        target: "<= 1024".into(),
+        measured: format!("{per_slot:.0} per commit; {amortized:.0} with the checkpoint amortized"),
+        met: Some(per_slot <= 1024.0),
+    });
+    let cold: Vec<&BlockFigures> = report.blocks.iter().filter(|b| b.phase == "cold").collect();
+    let ratio = median(cold.iter().filter_map(|b| b.io_bound_ms.map(|bound| b.total_ms / bound)));
+    out.push(TargetCheck {
+        name: format!("{}-update cold block", cold.first().map_or(0, |b| b.writes)),
+        target: "<= 1.5 x (bucket reads / device QD32 IOPS)".into(),
+        measured: format!(
+            "{:.1} ms median = {ratio:.2} x its I/O bound",
+            median(cold.iter().map(|b| b.total_ms))
+        ),
+        met: device.map(|_| ratio <= 1.5),
+    });
+    out
+}
+
+/// Renders the report as Markdown.
+pub fn to_markdown(report: &StoreBenchReport) -> String {
+    use std::fmt::Write;
+    let mut md = String::new();
+    let b = &report.build;
+    let _ = writeln!(md, "N = {} random 32-byte keys and values, group depth {}; {}\n", report.entries, report.group_depth, report.machine.summary());
+    if let Some(d) = &report.device {
+        let _ = writeln!(
+            md,
+            "Device ({}, {}): QD1 4 KiB read p50 {:.0} us, p99 {:.0} us; QD32 {:.0} reads/s ({}).\n",
+            d.path.display(),
+            if d.direct_io { "O_DIRECT" } else { "buffered" },
+            d.qd1_latency_p50_us,
+            d.qd1_latency_p99_us,
+            d.qd32_reads_per_s,
+            d.qd32_backend
+        );
+    }
+    let _ = writeln!(md, "| build | value |\n|---|---|");
+    let _ = writeln!(md, "| generate / sort | {:.2} s / {:.2} s |", b.generate_s, b.sort_s);
+    let _ = writeln!(md, "| bulk build (sorted stream to durable) | {:.2} s = {:.0} entries/s |", b.build_s, b.entries_per_s);
+    let _ = writeln!(md, "| disk | {} bytes = {:.1} bytes/entry |", b.disk_bytes, b.disk_bytes_per_entry);
+    let _ = writeln!(md, "| buckets / mean depth / pages | {} / {:.1} / {} |", b.buckets, b.bucket_depth_mean, b.pages);
+    let _ = writeln!(md, "| resident upper trie | {:.1} MiB |\n", b.upper_trie_bytes as f64 / 1048576.0);
+    let c = &report.cold_reads;
+    let _ = writeln!(
+        md,
+        "Cold point reads ({}; {} bytes resident before, {} after reopening): {} misses, p50 {:.0} us, p99 {:.0} us, mean {:.0} us ({} hits excluded).\n",
+        c.cold.method.name(),
+        c.cold.resident_bytes_before,
+        c.resident_bytes_after_open,
+        c.misses,
+        c.miss_latency_p50_us,
+        c.miss_latency_p99_us,
+        c.miss_latency_mean_us,
+        c.hits
+    );
+    let r = &report.batch_read;
+    let _ = writeln!(
+        md,
+        "Cold batched read ({}): {} keys, {} bucket reads in {:.2} s = {:.0} reads/s ({:.0} keys/s).\n",
+        r.backend, r.keys, r.bucket_reads, r.elapsed_s, r.bucket_reads_per_s, r.keys_per_s
+    );
+    let _ = writeln!(md, "| block | reads | read ms | hash ms | upper ms | commit ms | total ms | I/O bound ms | store B/slot | device B/slot |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+    for block in &report.blocks {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.0} | {} |",
+            block.phase,
+            block.buckets_read,
+            block.read_ms,
+            block.hash_ms,
+            block.upper_ms,
+            block.commit_ms,
+            block.total_ms,
+            block.io_bound_ms.map_or("-".into(), |v| format!("{v:.1}")),
+            block.bytes_per_slot,
+            block.device_bytes_written.map_or("-".into(), |v| format!("{:.0}", v as f64 / block.writes as f64)),
+        );
+    }
+    let k = &report.checkpoint;
+    let _ = writeln!(
+        md,
+        "\nCheckpoint after the warm blocks: {:.0} ms, {} bytes for {} updated slots = {:.0} bytes/slot amortized.\n",
+        k.ms, k.bytes, k.slots_since_previous, k.bytes_per_slot
+    );
+    let _ = writeln!(md, "| target | goal | measured | met |\n|---|---|---|---|");
+    for t in &report.targets {
+        let met = match t.met {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "-",
+        };
+        let _ = writeln!(md, "| {} | {} | {} | {met} |", t.name, t.target, t.measured);
+    }
+    md
+}
