@@ -1,18 +1,26 @@
-//! Applying writes: load the touched buckets (one batch of reads), write
-//! them and rehash them in parallel, split those that overflow, rehash the
-//! upper trie along the touched paths. Nothing is written to disk here.
+//! Applying writes: find each write's bucket, issue one batch of reads for
+//! the buckets not in memory, and as each bucket arrives decode it, write
+//! it, split it if it overflows and rehash it on the thread pool, so that
+//! hashing overlaps the reads still in flight. Then the upper trie is
+//! rehashed along the touched paths. Nothing is written to disk here.
+//!
+//! If a read or decode fails, every bucket is put back as it was and the
+//! error is returned: a failed apply changes nothing.
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use rayon::prelude::*;
 use ubt_spec::hash::Hash;
 use ubt_spec::key::{sub_index, Stem};
 
-use super::{BucketSlot, Store};
-use crate::bucket::Bucket;
-use crate::error::Result;
+use super::read::block_location;
+use super::{BucketSlot, Counters, Store};
+use crate::bucket::{codec, Bucket};
+use crate::error::{Result, StoreError};
 use crate::format::Extent;
+use crate::io::ReadRequest;
+use crate::prefix::Prefix;
 use crate::summary::Summary;
 use crate::upper::BucketId;
 
@@ -23,34 +31,82 @@ pub struct ApplyTiming {
     pub writes: u64,
     /// Buckets written.
     pub buckets_touched: u64,
-    /// Buckets that were not in memory (cache hits included).
+    /// Buckets read from the data file.
     pub buckets_read: u64,
     /// Finding each write's bucket in the upper trie.
     pub locate_us: u64,
-    /// Reading the buckets not in memory (one batch).
+    /// From the first read issued to the last read completed (hashing runs
+    /// meanwhile on the thread pool).
     pub read_us: u64,
-    /// Decoding them.
-    pub decode_us: u64,
-    /// Writing values, splitting, and rehashing the buckets (parallel).
-    pub write_and_hash_us: u64,
-    /// Rehashing the upper trie.
+    /// Writing and rehashing buckets after the last read completed.
+    pub hash_tail_us: u64,
+    /// Putting buckets back and rehashing the upper trie.
     pub upper_us: u64,
 }
 
-/// Below this many touched buckets, apply them on the calling thread.
-const PARALLEL_BUCKETS_MIN: usize = 16;
-
-/// One touched bucket's share of a batch.
+/// One touched bucket's result.
 struct Work {
-    bucket: BucketId,
-    contents: Box<Bucket>,
-    /// Range into the batch's write order.
-    writes: std::ops::Range<usize>,
-    undo: Vec<(B256, Option<B256>)>,
+    /// The bucket's pieces (one unless it split), each with its summary.
     pieces: Vec<(Bucket, Summary)>,
+    /// Previous values, in write order.
+    undo: Vec<(B256, Option<B256>)>,
     stems_before: usize,
     leaves_before: usize,
+    /// Memory already counted as dirty (the bucket was in memory).
     memory_before: usize,
+}
+
+/// A touched bucket before processing.
+enum Input {
+    /// In memory already (changed, or new and empty).
+    Ready(Box<Bucket>, usize),
+    /// Encoded bytes to decode (cache hit, or read).
+    Bytes(Arc<[u8]>),
+    /// To read.
+    Read(Extent),
+}
+
+/// What a task needs to know about its bucket.
+#[derive(Clone, Copy)]
+struct Target {
+    prefix: Prefix,
+    crc: u32,
+    extent: Option<Extent>,
+}
+
+/// Writes, rehashes and splits one bucket.
+fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usize) -> Work {
+    let stems_before = bucket.stem_count();
+    let leaves_before = bucket.leaf_count();
+    let mut undo = Vec::with_capacity(writes.len());
+    for (key, value) in writes {
+        let old = bucket.set(&Stem::of_key(key), sub_index(key), *value);
+        undo.push((*key, old));
+    }
+    let pieces = (*bucket)
+        .split_to_fit()
+        .into_iter()
+        .map(|mut piece| {
+            let summary = piece.summary();
+            (piece, summary)
+        })
+        .collect();
+    Work {
+        pieces,
+        undo,
+        stems_before,
+        leaves_before,
+        memory_before,
+    }
+}
+
+/// Decodes then processes.
+fn decode_and_process(bytes: &[u8], target: &Target, writes: &[(B256, B256)]) -> Result<Work> {
+    let extent = target
+        .extent
+        .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
+    let bucket = codec::decode(bytes, &target.prefix, target.crc, &block_location(&extent))?;
+    Ok(process(Box::new(bucket), writes, 0))
 }
 
 impl Store {
@@ -71,127 +127,200 @@ impl Store {
         }
         let started = Instant::now();
         // Group the writes by bucket, keeping their order within a bucket.
-        let mut order: Vec<(BucketId, u32)> = writes
+        let mut located: Vec<(BucketId, u32)> = writes
             .iter()
             .enumerate()
             .map(|(index, (key, _))| (self.trie.locate(&Stem::of_key(key)).1, index as u32))
             .collect();
-        order.sort_unstable();
+        located.sort_unstable();
+        let ordered: Vec<(B256, B256)> = located.iter().map(|(_, i)| writes[*i as usize]).collect();
         let mut groups: Vec<(BucketId, std::ops::Range<usize>)> = Vec::new();
-        for (position, (bucket, _)) in order.iter().enumerate() {
+        for (position, (bucket, _)) in located.iter().enumerate() {
             match groups.last_mut() {
                 Some((last, range)) if last == bucket => range.end = position + 1,
                 _ => groups.push((*bucket, position..position + 1)),
             }
         }
-
-        // Load every touched bucket that is not already in memory, in one
-        // batch. Nothing has changed yet, so an error leaves no trace.
-        let to_load: Vec<(BucketId, Extent)> = groups
-            .iter()
-            .filter_map(|(bucket, _)| {
-                let slot = &self.buckets[*bucket as usize];
-                match (&slot.dirty, slot.extent) {
-                    (None, Some(at)) => Some((*bucket, at)),
-                    _ => None,
-                }
-            })
-            .collect();
-        let locate_done = Instant::now();
-        let fetched = self.fetch(&to_load)?;
-        let read_done = Instant::now();
-        let decoded: Vec<Bucket> = to_load
-            .par_iter()
-            .zip(fetched.par_iter())
-            .map(|((bucket, at), bytes)| self.decode_fetched(*bucket, at, bytes))
-            .collect::<Result<_>>()?;
-        let mut decoded = to_load.iter().map(|(b, _)| *b).zip(decoded).peekable();
-
-        let mut work: Vec<Work> = Vec::with_capacity(groups.len());
-        for (bucket, range) in groups {
-            let slot = &mut self.buckets[bucket as usize];
-            let (contents, memory_before) = match slot.dirty.take() {
-                Some(contents) => {
+        let mut inputs: Vec<Input> = Vec::with_capacity(groups.len());
+        let mut targets: Vec<Target> = Vec::with_capacity(groups.len());
+        for (bucket, _) in &groups {
+            let slot = &mut self.buckets[*bucket as usize];
+            targets.push(Target {
+                prefix: slot.prefix,
+                crc: slot.extent.map_or(0, |e| e.crc),
+                extent: slot.extent,
+            });
+            inputs.push(match (slot.dirty.take(), slot.extent) {
+                (Some(contents), _) => {
                     let memory = contents.memory_bytes();
-                    (contents, memory)
+                    Input::Ready(contents, memory)
                 }
-                None => match decoded.next_if(|(id, _)| *id == bucket) {
-                    Some((_, contents)) => {
-                        self.cache.remove(bucket);
-                        (Box::new(contents), 0)
+                (None, Some(extent)) => match self.cache.get(*bucket, &extent) {
+                    Some(bytes) => {
+                        Counters::add(&self.counters.cache_hits, 1);
+                        Input::Bytes(bytes)
                     }
-                    None => (Box::new(Bucket::new(slot.prefix)), 0),
+                    None => Input::Read(extent),
                 },
-            };
-            work.push(Work {
-                bucket,
-                stems_before: contents.stem_count(),
-                leaves_before: contents.leaf_count(),
-                memory_before,
-                contents,
-                writes: range,
-                undo: Vec::new(),
-                pieces: Vec::new(),
+                (None, None) => Input::Ready(Box::new(Bucket::new(slot.prefix)), 0),
             });
         }
+        let located_at = Instant::now();
 
-        let run = |item: &mut Work| {
-            for &(_, index) in &order[item.writes.clone()] {
-                let (key, value) = writes[index as usize];
-                let old = item
-                    .contents
-                    .set(&Stem::of_key(&key), sub_index(&key), value);
-                item.undo.push((key, old));
+        let results: Vec<Mutex<Option<Result<Work>>>> =
+            (0..groups.len()).map(|_| Mutex::new(None)).collect();
+        let mut requests = Vec::new();
+        let mut request_groups = Vec::new();
+        let mut last_read = located_at;
+        let mut read_bytes = 0u64;
+        let data = Arc::clone(&self.data);
+        let cache = &self.cache;
+        rayon::scope(|scope| {
+            let results = &results;
+            let ordered = &ordered;
+            let groups = &groups;
+            let targets = &targets;
+            for (index, input) in inputs.into_iter().enumerate() {
+                let range = groups[index].1.clone();
+                match input {
+                    Input::Ready(bucket, memory) => scope.spawn(move |_| {
+                        let work = process(bucket, &ordered[range], memory);
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(work));
+                    }),
+                    Input::Bytes(bytes) => scope.spawn(move |_| {
+                        let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                    }),
+                    Input::Read(extent) => {
+                        requests.push(ReadRequest {
+                            offset: extent.offset,
+                            len: extent.byte_len(),
+                        });
+                        request_groups.push(index);
+                    }
+                }
             }
-            let placeholder = Box::new(Bucket::new(crate::prefix::Prefix::ROOT));
-            let contents = std::mem::replace(&mut item.contents, placeholder);
-            item.pieces = (*contents)
-                .split_to_fit()
-                .into_iter()
-                .map(|mut piece| {
-                    let summary = piece.summary();
-                    (piece, summary)
-                })
-                .collect();
-        };
-        let decode_done = Instant::now();
-        if work.len() >= PARALLEL_BUCKETS_MIN {
-            work.par_iter_mut().for_each(run);
-        } else {
-            work.iter_mut().for_each(run);
+            data.read_batch_each(&requests, &mut |request, result| {
+                let index = request_groups[request];
+                last_read = Instant::now();
+                match result {
+                    Ok(bytes) => {
+                        read_bytes += bytes.len() as u64;
+                        let bytes: Arc<[u8]> = Arc::from(bytes);
+                        let (bucket, _) = groups[index];
+                        if let Some(extent) = targets[index].extent {
+                            cache.insert(bucket, extent, Arc::clone(&bytes));
+                        }
+                        let range = groups[index].1.clone();
+                        scope.spawn(move |_| {
+                            let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
+                            *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                        });
+                    }
+                    Err(error) => {
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some(Err(StoreError::io("reading buckets")(error)));
+                    }
+                }
+            });
+        });
+        let hashed_at = Instant::now();
+        Counters::add(&self.counters.bucket_reads, requests.len() as u64);
+        Counters::add(&self.counters.bucket_read_bytes, read_bytes);
+
+        let mut works = Vec::with_capacity(groups.len());
+        let mut first_error = None;
+        for result in results {
+            match result.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(Ok(work)) => works.push(Some(work)),
+                Some(Err(error)) => {
+                    first_error.get_or_insert(error);
+                    works.push(None);
+                }
+                None => {
+                    first_error.get_or_insert(StoreError::io("reading buckets")(
+                        std::io::Error::other("a bucket read never completed"),
+                    ));
+                    works.push(None);
+                }
+            }
         }
-        let hash_done = Instant::now();
-        let buckets_touched = work.len() as u64;
-        for item in work {
-            self.integrate(item);
+        if let Some(error) = first_error {
+            self.roll_back_failed_apply(&groups, works);
+            return Err(error);
+        }
+        let buckets_touched = works.len() as u64;
+        for ((bucket, _), work) in groups.iter().zip(works) {
+            if let Some(work) = work {
+                self.integrate(*bucket, work);
+            }
         }
         self.root = self.trie.rehash().hash;
         let micros = |from: Instant, to: Instant| to.duration_since(from).as_micros() as u64;
         self.last_apply = ApplyTiming {
             writes: writes.len() as u64,
             buckets_touched,
-            buckets_read: to_load.len() as u64,
-            locate_us: micros(started, locate_done),
-            read_us: micros(locate_done, read_done),
-            decode_us: micros(read_done, decode_done),
-            write_and_hash_us: micros(decode_done, hash_done),
-            upper_us: micros(hash_done, Instant::now()),
+            buckets_read: requests.len() as u64,
+            locate_us: micros(started, located_at),
+            read_us: micros(located_at, last_read.max(located_at)),
+            hash_tail_us: micros(last_read.max(located_at), hashed_at),
+            upper_us: micros(hashed_at, Instant::now()),
         };
         Ok(())
     }
 
+    /// After a failed load: buckets that were in memory get their writes
+    /// undone and go back (split or not: splitting changes no content);
+    /// buckets loaded for this apply are dropped.
+    fn roll_back_failed_apply(
+        &mut self,
+        groups: &[(BucketId, std::ops::Range<usize>)],
+        works: Vec<Option<Work>>,
+    ) {
+        for ((bucket, _), work) in groups.iter().zip(works) {
+            let Some(mut work) = work else { continue };
+            let was_in_memory =
+                work.memory_before > 0 || self.buckets[*bucket as usize].extent.is_none();
+            if !was_in_memory {
+                continue;
+            }
+            for (key, old) in work.undo.iter().rev() {
+                let stem = Stem::of_key(key);
+                let Some((piece, _)) = work
+                    .pieces
+                    .iter_mut()
+                    .find(|(p, _)| p.prefix().contains(&stem))
+                else {
+                    continue;
+                };
+                match old {
+                    Some(value) => {
+                        piece.set(&stem, sub_index(key), *value);
+                    }
+                    None => piece.remove(&stem, sub_index(key)),
+                }
+            }
+            for (piece, summary) in &mut work.pieces {
+                *summary = piece.summary();
+            }
+            work.undo.clear();
+            work.stems_before = work.pieces.iter().map(|(p, _)| p.stem_count()).sum();
+            work.leaves_before = work.pieces.iter().map(|(p, _)| p.leaf_count()).sum();
+            self.integrate(*bucket, work);
+        }
+        self.root = self.trie.rehash().hash;
+    }
+
     /// Puts a processed bucket (or its split pieces) back into the table and
     /// the upper trie.
-    fn integrate(&mut self, item: Work) {
+    fn integrate(&mut self, bucket: BucketId, work: Work) {
         let Work {
-            bucket,
-            undo,
             pieces,
+            undo,
             stems_before,
             leaves_before,
             memory_before,
-            ..
-        } = item;
+        } = work;
         self.undo.extend(undo);
         let prefix = self.buckets[bucket as usize].prefix;
         let leaf = self.trie.mark_path(&prefix);
@@ -201,11 +330,14 @@ impl Store {
         self.stem_count = self.stem_count + stems_after as u64 - stems_before as u64;
         self.leaf_count = self.leaf_count + leaves_after as u64 - leaves_before as u64;
         self.dirty_bytes = self.dirty_bytes + memory_after - memory_before;
-        if let [(piece, summary)] = &pieces[..] {
+        self.cache.remove(bucket);
+        let mut pieces = pieces;
+        if pieces.len() == 1 {
+            let Some((piece, summary)) = pieces.pop() else {
+                unreachable!("one piece")
+            };
             debug_assert_eq!(piece.prefix(), &prefix);
-            self.trie.set_leaf_summary(leaf, *summary);
-            let mut pieces = pieces;
-            let (piece, _) = pieces.pop().unwrap_or_else(|| unreachable!());
+            self.trie.set_leaf_summary(leaf, summary);
             self.buckets[bucket as usize].dirty = Some(Box::new(piece));
             return;
         }
@@ -213,7 +345,6 @@ impl Store {
         if let Some(old) = self.buckets[bucket as usize].extent.take() {
             self.released.push(old.blocks());
         }
-        self.cache.remove(bucket);
         let mut ids = Vec::with_capacity(pieces.len());
         let mut plan = Vec::with_capacity(pieces.len());
         for (index, (piece, summary)) in pieces.iter().enumerate() {
