@@ -116,6 +116,10 @@ pub trait StoreFile: Send + Sync + Debug {
             .collect()
     }
 
+    /// Tells the operating system that reads will be random (no
+    /// readahead). A hint: failures are ignored.
+    fn advise_random(&self) {}
+
     /// How this file issues batched reads.
     fn read_backend(&self) -> ReadBackendKind {
         ReadBackendKind::Sequential

@@ -222,6 +222,15 @@ impl StoreFile for OsFile {
         self.file.read_exact_at(buf, offset)
     }
 
+    #[allow(unsafe_code)]
+    fn advise_random(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: posix_fadvise only reads its integer arguments; the
+        // descriptor is owned by `self.file` and open for the whole call.
+        let _ =
+            unsafe { libc::posix_fadvise(self.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_RANDOM) };
+    }
+
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         self.file.write_all_at(buf, offset)
     }

@@ -74,6 +74,7 @@ impl Store {
                 .map_err(StoreError::io("opening a database file"))
         };
         let data = open_file(DATA_FILE)?;
+        data.advise_random();
         let meta_file = open_file(META_FILE)?;
         let wal_file = open_file(WAL_FILE)?;
         let data_len = data
