@@ -98,9 +98,10 @@ fn apply(mut db: Db, entries: &[(B256, B256)], dir: &str) -> Result<[u8; 32], Cl
     let root = db.root();
     db.close()?;
     output::note(format_args!(
-        "ubt: applied {} writes to the existing database at {dir} as one block ({commits} commit{})",
+        "ubt: applied {} write{} to the existing database at {dir} as one block ({commits} commit{})",
         entries.len(),
-        if commits == 1 { "" } else { "s" }
+        plural(entries.len() as u64),
+        plural(commits)
     ));
     Ok(root)
 }
@@ -111,4 +112,13 @@ fn chunk_len(db: &Db) -> usize {
     buckets
         .saturating_mul(WRITES_PER_BUCKET)
         .clamp(CHUNK_WRITES_MIN, CHUNK_WRITES_MAX)
+}
+
+/// `"s"` unless `n` is 1.
+fn plural(n: u64) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
