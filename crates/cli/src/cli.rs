@@ -1,6 +1,6 @@
 //! Command-line grammar (clap).
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// ubt: EIP-7864 unified binary trie tools, bit-exact with go-ethereum.
 #[derive(Parser, Debug)]
@@ -14,7 +14,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Print the state root of a set of key/value pairs.
+    /// Print the state root of a set of key/value pairs, or of a database.
     ///
     /// Input: JSON lines `{"key":"0x<64 hex>","value":"0x<64 hex>"}`; blank
     /// lines are skipped and later lines overwrite earlier ones. The root is
@@ -22,14 +22,30 @@ pub enum Command {
     Root(RootArgs),
     /// Print the 32-byte tree key of an account field, storage slot or code chunk.
     Key(KeyArgs),
+    /// Load key/value pairs into a database (built if absent, one block if present).
+    ///
+    /// Prints the resulting root as 0x<64 hex>.
+    Load(LoadArgs),
+    /// Print the value stored at a key (0x<64 hex>), or `absent`.
+    Get(GetArgs),
+    /// Check every checksum and recompute every hash of a database.
+    Verify(DbArgs),
+    /// Print a database's shape, memory and I/O counters.
+    Stats(StatsArgs),
+    /// Convert JSON-lines key/value pairs to the binary format `ubt load` reads.
+    ExportBin(ExportBinArgs),
 }
 
-/// Arguments of `ubt root`.
+/// Arguments of `ubt root`: exactly one of `--input` and `--db`.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["input", "db"])))]
 pub struct RootArgs {
     /// JSON-lines input file, or `-` for standard input.
     #[arg(long, value_name = "FILE")]
-    pub input: String,
+    pub input: Option<String>,
+    /// Database directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<String>,
 }
 
 /// Arguments of `ubt key`.
@@ -51,4 +67,71 @@ pub struct KeyArgs {
     /// A code chunk number (decimal).
     #[arg(long, value_name = "N")]
     pub chunk: Option<u64>,
+}
+
+/// Input formats of `ubt load`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// JSON lines, as `ubt root --input` reads them.
+    Jsonl,
+    /// Magic `UBTKV001`, then 64-byte records (32-byte key, 32-byte value).
+    Bin,
+}
+
+/// Arguments of `ubt load`.
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Database directory (created if it holds no database).
+    #[arg(long, value_name = "DIR")]
+    pub db: String,
+    /// Group depth (1..=8) of the upper-trie pages; must match an existing database.
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub group_depth: Option<u8>,
+    /// Key/value input file, or `-` for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    /// Input format; detected from the binary magic when absent.
+    #[arg(long, value_enum)]
+    pub format: Option<InputFormat>,
+}
+
+/// Arguments of `ubt get`.
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// Database directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: String,
+    /// The key, 0x followed by 64 hex digits.
+    #[arg(value_name = "0xKEY")]
+    pub key: String,
+}
+
+/// Arguments of commands that only need a database.
+#[derive(Args, Debug)]
+pub struct DbArgs {
+    /// Database directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: String,
+}
+
+/// Arguments of `ubt stats`.
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Database directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: String,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `ubt export-bin`.
+#[derive(Args, Debug)]
+pub struct ExportBinArgs {
+    /// JSON-lines input file, or `-` for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    /// Binary output file (created or truncated).
+    #[arg(long, value_name = "FILE")]
+    pub output: String,
 }

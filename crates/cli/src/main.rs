@@ -1,28 +1,44 @@
 //! `ubt`: command-line tool for the ubt binary-trie engine.
 //!
-//! Exit codes: 0 success, 2 bad input or usage, 1 any other failure.
+//! Every failure is one line `ubt: error: ...` on standard error. Exit codes:
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 2 | bad input or usage: malformed arguments, keys or input files, an unreadable input file, a group depth that does not match the database |
+//! | 1 | any other failure: no database at the path, a locked, corrupted or unreadable database, I/O errors, `ubt verify` finding problems |
 
+mod binary;
 mod cli;
 mod commands;
+mod db;
 mod error;
 mod hex_arg;
 mod input;
+mod output;
+mod progress;
+mod source;
 
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::error::CliError;
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Root(args) => commands::root::run(&args),
         Command::Key(args) => commands::key::run(&args),
+        Command::Load(args) => commands::load::run(&args),
+        Command::Get(args) => commands::get::run(&args),
+        Command::Verify(args) => commands::verify::run(&args),
+        Command::Stats(args) => commands::stats::run(&args),
+        Command::ExportBin(args) => commands::export_bin::run(&args),
     };
     if let Err(err) = result {
-        eprintln!("ubt: error: {err}");
-        std::process::exit(match err {
-            CliError::Input { .. } | CliError::Argument(_) | CliError::Read { .. } => 2,
-        });
+        output::note(format_args!(
+            "ubt: error: {}",
+            err.to_string().replace('\n', " ")
+        ));
+        std::process::exit(err.exit_code());
     }
 }

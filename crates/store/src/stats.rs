@@ -3,8 +3,8 @@
 use ubt_spec::hash::Hash;
 
 /// A snapshot of a store's shape, memory and I/O counters (counters count
-/// since the handle was opened).
-#[derive(Clone, Debug, PartialEq)]
+/// since the handle was opened). Serializes with the root as `0x` hex.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Stats {
     /// How batched reads are issued (`io_uring`, `pread-pool`, `sequential`).
     pub read_backend: String,
@@ -15,6 +15,7 @@ pub struct Stats {
     /// Sequence number of the last commit.
     pub commit_seq: u64,
     /// Current root.
+    #[serde(serialize_with = "hex_hash")]
     pub root: Hash,
     /// Stems stored.
     pub stem_count: u64,
@@ -68,4 +69,9 @@ pub struct Stats {
     pub checkpoints: u64,
     /// Why the handle refuses writes, if it does.
     pub poisoned: Option<String>,
+}
+
+/// Serializes a hash as `0x` followed by 64 hex digits.
+fn hex_hash<S: serde::Serializer>(hash: &Hash, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&format!("0x{}", alloy_primitives::hex::encode(hash)))
 }

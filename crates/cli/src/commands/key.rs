@@ -6,6 +6,7 @@ use ubt_spec::key::{basic_data_key, code_chunk_key, code_hash_key, storage_slot_
 use crate::cli::KeyArgs;
 use crate::error::CliError;
 use crate::hex_arg::{fixed_hex, number_hex};
+use crate::output;
 
 /// Runs `ubt key`.
 pub fn run(args: &KeyArgs) -> Result<(), CliError> {
@@ -25,6 +26,5 @@ pub fn run(args: &KeyArgs) -> Result<(), CliError> {
             "choose one of --basic-data, --code-hash, --slot, --chunk".into(),
         ));
     };
-    println!("{key}");
-    Ok(())
+    output::line(key)
 }

@@ -1,4 +1,9 @@
 //! One module per subcommand.
 
+pub mod export_bin;
+pub mod get;
 pub mod key;
+pub mod load;
 pub mod root;
+pub mod stats;
+pub mod verify;

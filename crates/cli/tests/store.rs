@@ -1,0 +1,614 @@
+//! The `ubt` store commands' contract: `load` (JSON lines and the binary
+//! format, new and existing databases) gives geth's roots and the same root
+//! as `ubt root --input`; `get`, `root --db`, `verify` and `stats` read what
+//! was loaded; corruption, missing databases and bad input each get a
+//! one-line error with the documented exit code, and nothing panics.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Runs `ubt` with `args` and optional standard input; fails the test if
+/// it panicked.
+fn ubt(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ubt"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ubt");
+    let mut input = child.stdin.take().expect("stdin");
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).expect("write stdin");
+    }
+    drop(input);
+    let output = child.wait_with_output().expect("wait ubt");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("panicked"),
+        "ubt {args:?} panicked: {stderr}"
+    );
+    output
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> TempDir {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("ubt-cli-store-test-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir(path)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, bytes).expect("write temp file");
+        text(&path)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn text(path: &Path) -> String {
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+fn repo_file(relative: &str) -> String {
+    text(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(relative),
+    )
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+/// Asserts success and exactly one line on stdout; returns it.
+fn one_line(output: &Output) -> String {
+    assert!(output.status.success(), "failed: {}", stderr(output));
+    let out = stdout(output);
+    assert_eq!(out.lines().count(), 1, "stdout: {out:?}");
+    out
+}
+
+/// Asserts a failure with `code`, one `ubt: error:` line on stderr that
+/// contains `fragment`, and nothing on stdout.
+fn assert_fails(output: &Output, code: i32, fragment: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "stderr: {err}");
+    assert!(output.stdout.is_empty(), "stdout: {}", stdout(output));
+    assert_eq!(err.lines().count(), 1, "one line: {err:?}");
+    assert!(err.starts_with("ubt: error: "), "{err:?}");
+    assert!(err.contains(fragment), "expected {fragment:?} in {err:?}");
+}
+
+fn line(key: &str, value: &str) -> String {
+    format!("{{\"key\":\"{key}\",\"value\":\"{value}\"}}\n")
+}
+
+fn hex32(byte: u8) -> String {
+    format!("0x{}", format!("{byte:02x}").repeat(32))
+}
+
+/// The entries of a JSON-lines text, in order.
+fn parse_jsonl(input: &str) -> Vec<(String, String)> {
+    input
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            (
+                v["key"].as_str().expect("key").to_string(),
+                v["value"].as_str().expect("value").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The binary format, written here independently of `ubt export-bin`.
+fn to_binary(entries: &[(String, String)]) -> Vec<u8> {
+    let mut out = b"UBTKV001".to_vec();
+    for (key, value) in entries {
+        for hex in [key, value] {
+            let digits = hex.strip_prefix("0x").expect("0x");
+            for i in 0..32 {
+                out.push(u8::from_str_radix(&digits[2 * i..2 * i + 2], 16).expect("hex"));
+            }
+        }
+    }
+    out
+}
+
+fn root_of_input(path: &str) -> String {
+    one_line(&ubt(&["root", "--input", path], None))
+}
+
+fn load(db: &str, input: &str) -> Output {
+    ubt(&["load", "--db", db, "--input", input], None)
+}
+
+fn stats_json(db: &str) -> serde_json::Value {
+    let out = ubt(&["stats", "--db", db, "--json"], None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("stats --json is JSON")
+}
+
+/// The plain-insert cases of test-vectors/tries.json: (name, JSON lines, root).
+fn plain_insert_cases() -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(repo_file("test-vectors/tries.json")).expect("read");
+    let tries: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut cases = Vec::new();
+    for case in tries["cases"].as_array().expect("cases") {
+        let steps = case["steps"].as_array().expect("steps");
+        if !steps.iter().all(|s| s["op"] == "insert") {
+            continue;
+        }
+        let input: String = steps
+            .iter()
+            .map(|s| {
+                line(
+                    s["key"].as_str().expect("key"),
+                    s["value"].as_str().expect("value"),
+                )
+            })
+            .collect();
+        cases.push((
+            case["name"].as_str().expect("name").to_string(),
+            input,
+            case["root"].as_str().expect("root").to_string(),
+        ));
+    }
+    assert!(cases.len() >= 10, "only {} plain-insert cases", cases.len());
+    cases
+}
+
+#[test]
+fn load_jsonl_then_root_and_get_give_the_vectors() {
+    let absent_key = hex32(0x5a);
+    for (name, input, root) in plain_insert_cases() {
+        let dir = TempDir::new();
+        let file = dir.write("input.jsonl", input.as_bytes());
+        let db = text(&dir.path("db"));
+        assert_eq!(one_line(&load(&db, &file)), root, "load, case {name}");
+        assert_eq!(root_of_input(&file), root, "root --input, case {name}");
+        assert_eq!(
+            one_line(&ubt(&["root", "--db", &db], None)),
+            root,
+            "root --db, case {name}"
+        );
+        // Later lines win, so the expected value of a key is its last one.
+        let mut expected = std::collections::BTreeMap::new();
+        for (key, value) in parse_jsonl(&input) {
+            expected.insert(key, value);
+        }
+        for (key, value) in &expected {
+            let got = one_line(&ubt(&["get", "--db", &db, key], None));
+            assert_eq!(&got, value, "get {key}, case {name}");
+        }
+        if !expected.contains_key(&absent_key) {
+            let got = one_line(&ubt(&["get", "--db", &db, &absent_key], None));
+            assert_eq!(got, "absent", "case {name}");
+        }
+    }
+}
+
+#[test]
+fn binary_format_gives_the_same_root() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let expected = root_of_input(&example);
+    let entries = parse_jsonl(&std::fs::read_to_string(&example).expect("read example"));
+    let bin = dir.write("state.bin", &to_binary(&entries));
+
+    // Detected by its magic, named explicitly, and from standard input.
+    let detected = text(&dir.path("detected"));
+    assert_eq!(one_line(&load(&detected, &bin)), expected);
+    let named = text(&dir.path("named"));
+    let out = ubt(
+        &["load", "--db", &named, "--input", &bin, "--format", "bin"],
+        None,
+    );
+    assert_eq!(one_line(&out), expected);
+    let piped = text(&dir.path("piped"));
+    let bytes = std::fs::read(&bin).expect("read bin");
+    let out = ubt(&["load", "--db", &piped, "--input", "-"], Some(&bytes));
+    assert_eq!(one_line(&out), expected);
+    assert_eq!(one_line(&ubt(&["root", "--db", &piped], None)), expected);
+
+    // export-bin writes the same bytes as the format's definition.
+    let exported = text(&dir.path("exported.bin"));
+    let out = ubt(
+        &["export-bin", "--input", &example, "--output", &exported],
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&exported).expect("read exported"), bytes);
+}
+
+#[test]
+fn loading_into_an_existing_database_gives_the_root_of_the_union() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let first = std::fs::read_to_string(&example).expect("read example");
+    let first_entries = parse_jsonl(&first);
+    // New keys, overwrites of loaded keys, and a key written twice.
+    let mut second = String::new();
+    for byte in 0..40u8 {
+        second += &line(&hex32(byte), &hex32(byte.wrapping_mul(7)));
+    }
+    for (key, _) in first_entries.iter().take(25) {
+        second += &line(key, &hex32(0xee));
+    }
+    second += &line(&hex32(3), &hex32(0x99));
+    let second_file = dir.write("second.jsonl", second.as_bytes());
+    let union_file = dir.write("union.jsonl", (first.clone() + &second).as_bytes());
+    let third: Vec<(String, String)> = (40..60u8).map(|b| (hex32(b), hex32(1))).collect();
+    let third_bin = dir.write("third.bin", &to_binary(&third));
+    let all = first.clone() + &second + &third.iter().map(|(k, v)| line(k, v)).collect::<String>();
+    let all_file = dir.write("all.jsonl", all.as_bytes());
+
+    let db = text(&dir.path("db"));
+    let built = load(&db, &example);
+    assert_eq!(one_line(&built), root_of_input(&example));
+    assert!(stderr(&built).contains("built"), "{}", stderr(&built));
+    let applied = load(&db, &second_file);
+    assert_eq!(one_line(&applied), root_of_input(&union_file));
+    assert!(stderr(&applied).contains("applied"), "{}", stderr(&applied));
+    let out = ubt(&["get", "--db", &db, &hex32(3)], None);
+    assert_eq!(one_line(&out), hex32(0x99), "the later write wins");
+    let out = ubt(&["get", "--db", &db, &first_entries[0].0], None);
+    assert_eq!(one_line(&out), hex32(0xee));
+    // The binary format into an existing database, too.
+    assert_eq!(one_line(&load(&db, &third_bin)), root_of_input(&all_file));
+    assert_eq!(
+        one_line(&ubt(&["root", "--db", &db], None)),
+        root_of_input(&all_file)
+    );
+    assert_eq!(
+        one_line(&ubt(&["verify", "--db", &db], None))
+            .split(':')
+            .next(),
+        Some("ok")
+    );
+}
+
+#[test]
+fn duplicate_keys_in_one_new_load_keep_the_last_value() {
+    let dir = TempDir::new();
+    let key = hex32(0x11);
+    let input =
+        line(&key, &hex32(0x22)) + &line(&hex32(0x10), &hex32(1)) + &line(&key, &hex32(0x33));
+    let file = dir.write("dups.jsonl", input.as_bytes());
+    let db = text(&dir.path("db"));
+    assert_eq!(one_line(&load(&db, &file)), root_of_input(&file));
+    assert_eq!(
+        one_line(&ubt(&["get", "--db", &db, &key], None)),
+        hex32(0x33)
+    );
+}
+
+#[test]
+fn group_depth_is_fixed_at_creation() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    let out = ubt(
+        &[
+            "load",
+            "--db",
+            &db,
+            "--group-depth",
+            "3",
+            "--input",
+            &example,
+        ],
+        None,
+    );
+    assert_eq!(one_line(&out), root_of_input(&example));
+    assert_eq!(stats_json(&db)["group_depth"], 3);
+    let again = ubt(
+        &[
+            "load",
+            "--db",
+            &db,
+            "--group-depth",
+            "5",
+            "--input",
+            &example,
+        ],
+        None,
+    );
+    assert_fails(&again, 2, "group depth 3");
+    assert!(
+        stderr(&again).contains("group depth 5"),
+        "{}",
+        stderr(&again)
+    );
+    // The same depth, or none, is accepted.
+    let out = ubt(
+        &[
+            "load",
+            "--db",
+            &db,
+            "--group-depth",
+            "3",
+            "--input",
+            &example,
+        ],
+        None,
+    );
+    assert_eq!(one_line(&out), root_of_input(&example));
+    assert_eq!(one_line(&load(&db, &example)), root_of_input(&example));
+    let out = ubt(
+        &[
+            "load",
+            "--db",
+            &db,
+            "--group-depth",
+            "9",
+            "--input",
+            &example,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn flip_byte(path: &Path, offset: usize) {
+    let mut bytes = std::fs::read(path).expect("read");
+    bytes[offset] ^= 0xff;
+    std::fs::write(path, bytes).expect("write");
+}
+
+#[test]
+fn verify_reports_a_flipped_data_byte() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    assert!(load(&db, &example).status.success());
+    let good = ubt(&["verify", "--db", &db], None);
+    let summary = one_line(&good);
+    assert!(summary.starts_with("ok: "), "{summary}");
+    assert!(summary.contains("1000 values"), "{summary}");
+
+    // Byte 100 of the first block: inside the first bucket.
+    flip_byte(&dir.path("db").join("ubt.data"), 100);
+    let bad = ubt(&["verify", "--db", &db], None);
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    let report = stdout(&bad);
+    assert!(report.lines().count() >= 1);
+    assert!(
+        report.lines().all(|l| l.starts_with("problem: ")),
+        "{report}"
+    );
+    assert!(report.contains("corrupted bucket"), "{report}");
+    let err = stderr(&bad);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("verification found"), "{err}");
+}
+
+#[test]
+fn flipped_newest_meta_slot_falls_back_or_fails_cleanly() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    let loaded = one_line(&load(&db, &example));
+    let generation = stats_json(&db)["generation"].as_u64().expect("generation");
+    // Slot g % 2 of ubt.meta (4 KiB each) holds generation g.
+    let slot = (generation % 2) as usize;
+    flip_byte(&dir.path("db").join("ubt.meta"), slot * 4096 + 100);
+
+    let root = ubt(&["root", "--db", &db], None);
+    let verify = ubt(&["verify", "--db", &db], None);
+    match root.status.code() {
+        // The engine opens the older checkpoint (generation - 1): for a
+        // fresh build that is the empty database created first.
+        Some(0) => {
+            let root = one_line(&root);
+            let empty = format!("0x{}", "0".repeat(64));
+            assert!(root == loaded || root == empty, "root {root}");
+            assert!(verify.status.success(), "{}", stderr(&verify));
+            let older = stats_json(&db)["generation"].as_u64().expect("generation");
+            assert!(older < generation || root == loaded);
+        }
+        // Or it reports the damaged meta record.
+        Some(1) => {
+            assert_fails(&root, 1, "meta");
+            assert_fails(&verify, 1, "meta");
+        }
+        other => panic!("root --db exited {other:?}: {}", stderr(&root)),
+    }
+}
+
+#[test]
+fn flipped_trie_page_byte_fails_open_with_exit_1() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    assert!(load(&db, &example).status.success());
+    // The bulk build writes the buckets first and the pages last: the last
+    // block of the data file holds the root page.
+    let data = dir.path("db").join("ubt.data");
+    let len = std::fs::metadata(&data).expect("metadata").len() as usize;
+    flip_byte(&data, len - 4096 + 100);
+    for command in ["verify", "root", "stats"] {
+        let out = ubt(&[command, "--db", &db], None);
+        assert_fails(&out, 1, "corrupted trie page");
+    }
+    let out = ubt(&["get", "--db", &db, &hex32(1)], None);
+    assert_fails(&out, 1, "corrupted trie page");
+}
+
+#[test]
+fn missing_database_exits_1_and_creates_nothing() {
+    let dir = TempDir::new();
+    let missing = dir.path("no-such-db");
+    let db = text(&missing);
+    let key = hex32(1);
+    let cases: [&[&str]; 5] = [
+        &["get", "--db", &db, &key],
+        &["root", "--db", &db],
+        &["verify", "--db", &db],
+        &["stats", "--db", &db],
+        &["stats", "--db", &db, "--json"],
+    ];
+    for args in cases {
+        assert_fails(&ubt(args, None), 1, "no database at");
+    }
+    assert!(!missing.exists(), "a read command created the directory");
+}
+
+#[test]
+fn bad_keys_and_inputs_exit_2() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    assert!(load(&db, &example).status.success());
+    for key in ["0x12", "1234", &format!("0x{}", "zz".repeat(32))] {
+        assert_fails(&ubt(&["get", "--db", &db, key], None), 2, "key");
+    }
+
+    // A binary file of the wrong length names its byte count, whether the
+    // format is detected, named, or read from standard input.
+    let mut bytes = to_binary(&[(hex32(1), hex32(2))]);
+    bytes.extend_from_slice(&[7u8; 10]);
+    let bad = dir.write("bad.bin", &bytes);
+    let fresh = text(&dir.path("fresh"));
+    assert_fails(&load(&fresh, &bad), 2, "82 bytes");
+    let out = ubt(
+        &["load", "--db", &fresh, "--input", &bad, "--format", "bin"],
+        None,
+    );
+    assert_fails(&out, 2, "82 bytes");
+    let out = ubt(&["load", "--db", &fresh, "--input", "-"], Some(&bytes));
+    assert_fails(&out, 2, "82 bytes");
+    let short = dir.write("short.bin", b"UBTK");
+    let out = ubt(
+        &["load", "--db", &fresh, "--input", &short, "--format", "bin"],
+        None,
+    );
+    assert_fails(&out, 2, "4 bytes");
+    // A file without the magic is not binary input.
+    let out = ubt(
+        &[
+            "load", "--db", &fresh, "--input", &example, "--format", "bin",
+        ],
+        None,
+    );
+    assert_fails(&out, 2, "magic");
+    // Bad JSON lines, as `ubt root` reports them.
+    let jsonl = dir.write("bad.jsonl", line("0x12", "0x34").as_bytes());
+    assert_fails(
+        &load(&fresh, &jsonl),
+        2,
+        "bad.jsonl:1: \"key\" must be 32 bytes",
+    );
+    assert_fails(
+        &load(&fresh, &text(&dir.path("no-such-input"))),
+        2,
+        "cannot read",
+    );
+    assert!(
+        !dir.path("fresh").join("ubt.meta").exists(),
+        "bad input created a database"
+    );
+    // An existing database is left as it was.
+    assert_fails(&load(&db, &bad), 2, "82 bytes");
+    assert_eq!(
+        one_line(&ubt(&["root", "--db", &db], None)),
+        root_of_input(&example)
+    );
+}
+
+#[test]
+fn stats_json_has_the_counts_and_the_root() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    let root = one_line(&load(&db, &example));
+    let stats = stats_json(&db);
+    assert_eq!(stats["leaf_count"], 1000);
+    assert_eq!(stats["stem_count"], 1000);
+    assert_eq!(stats["root"], root.as_str());
+    let table = ubt(&["stats", "--db", &db], None);
+    assert!(table.status.success());
+    let table = stdout(&table);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("root") && l.ends_with(&root)),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("values") && l.ends_with(" 1000")),
+        "{table}"
+    );
+}
+
+/// Deterministic pseudo-random 32-byte hex strings (splitmix64).
+fn pseudo_random_hex(seed: &mut u64) -> String {
+    let mut out = String::from("0x");
+    for _ in 0..4 {
+        *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        out += &format!("{:016x}", z ^ (z >> 31));
+    }
+    out
+}
+
+#[test]
+fn a_large_load_into_a_small_database_commits_in_several_chunks() {
+    let dir = TempDir::new();
+    let example = std::fs::read_to_string(repo_file("examples/state.jsonl")).expect("read");
+    let small: String = example
+        .lines()
+        .take(100)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut seed = 7u64;
+    let large: String = (0..40_000)
+        .map(|_| {
+            let key = pseudo_random_hex(&mut seed);
+            line(&key, &pseudo_random_hex(&mut seed))
+        })
+        .collect();
+    let small_file = dir.write("small.jsonl", small.as_bytes());
+    let large_file = dir.write("large.jsonl", large.as_bytes());
+    let union_file = dir.write("union.jsonl", (small + &large).as_bytes());
+    let db = text(&dir.path("db"));
+    assert!(load(&db, &small_file).status.success());
+    let out = load(&db, &large_file);
+    assert_eq!(one_line(&out), root_of_input(&union_file));
+    let note = stderr(&out);
+    assert!(note.contains("applied 40000 writes"), "{note}");
+    assert!(note.contains(" commits)"), "more than one commit: {note}");
+    let stats = stats_json(&db);
+    assert_eq!(stats["leaf_count"], 40_100);
+    let summary = one_line(&ubt(&["verify", "--db", &db], None));
+    assert!(summary.starts_with("ok: "), "{summary}");
+}
