@@ -24,7 +24,7 @@ mod stems;
 
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
-use ubt_spec::key::Stem;
+use ubt_spec::key::{sub_index, Stem};
 use ubt_spec::stem::{stem_hash, subtree_root};
 
 use crate::prefix::Prefix;
@@ -50,6 +50,8 @@ pub struct Bucket {
     values: Vec<B256>,
     sub: [Summary; SUB_COUNT],
     sub_fresh: [bool; SUB_COUNT],
+    /// Stems per sub-bucket (the header stores a hash per non-empty one).
+    sub_stems: [u32; SUB_COUNT],
     encoded_len: usize,
 }
 
@@ -63,6 +65,7 @@ impl Bucket {
             values: Vec::new(),
             sub: [Summary::EMPTY; SUB_COUNT],
             sub_fresh: [true; SUB_COUNT],
+            sub_stems: [0; SUB_COUNT],
             encoded_len: codec::header_bytes(0),
         }
     }
@@ -168,10 +171,69 @@ impl Bucket {
                     later.shift_first(1);
                 }
                 self.encoded_len += codec::record_bytes(self.prefix.len(), 1);
-                self.refresh_header_len();
+                self.count_stem(sub, 1);
                 None
             }
         }
+    }
+
+    /// Applies many writes in one linear pass (instead of one insertion
+    /// each): `writes` sorted by key with distinct keys. Returns each
+    /// key's previous value, for undo.
+    pub fn merge_sorted(&mut self, writes: &[(B256, B256)]) -> Vec<(B256, Option<B256>)> {
+        debug_assert!(writes.windows(2).all(|w| w[0].0 < w[1].0), "writes not sorted and distinct");
+        let mut undo = Vec::with_capacity(writes.len());
+        let mut stems: Vec<StemEntry> = Vec::with_capacity(self.stems.len() + writes.len());
+        let mut values: Vec<B256> = Vec::with_capacity(self.values.len() + writes.len());
+        let mut existing = self.stems.iter().peekable();
+        let mut incoming = writes.iter().peekable();
+        let mut merged: Vec<(u8, B256)> = Vec::new();
+        loop {
+            let next_existing = existing.peek().map(|e| e.stem);
+            let next_incoming = incoming.peek().map(|(key, _)| Stem::of_key(key));
+            let stem = match (next_existing, next_incoming) {
+                (None, None) => break,
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (Some(a), Some(b)) => a.min(b),
+            };
+            let old = if next_existing == Some(stem) { existing.next() } else { None };
+            if next_incoming != Some(stem) {
+                // Untouched stem: copied with its hash.
+                if let Some(entry) = old {
+                    let mut moved = entry.clone();
+                    moved.set_first(values.len());
+                    values.extend_from_slice(&self.values[entry.value_range()]);
+                    stems.push(moved);
+                }
+                continue;
+            }
+            self.sub_fresh[sub_bucket_of(self.prefix.len(), &stem)] = false;
+            merged.clear();
+            if let Some(entry) = old {
+                merged.extend(entry.sub_indices().zip(self.values[entry.value_range()].iter().copied()));
+            }
+            while let Some((key, value)) = incoming.next_if(|(key, _)| Stem::of_key(key) == stem) {
+                let sub = sub_index(key);
+                match merged.binary_search_by_key(&sub, |(s, _)| *s) {
+                    Ok(at) => undo.push((*key, Some(std::mem::replace(&mut merged[at].1, *value)))),
+                    Err(at) => {
+                        undo.push((*key, None));
+                        merged.insert(at, (sub, *value));
+                    }
+                }
+            }
+            let mut bitmap = [0u64; 4];
+            for (sub, _) in &merged {
+                bitmap[usize::from(*sub) / 64] |= 1u64 << (sub % 64);
+            }
+            stems.push(StemEntry::from_bitmap(stem, bitmap, values.len()));
+            values.extend(merged.iter().map(|(_, v)| *v));
+        }
+        self.stems = stems;
+        self.values = values;
+        self.refresh_header_len();
+        undo
     }
 
     /// Removes `(stem, sub_index)` if present, and the stem when it empties.
@@ -196,6 +258,7 @@ impl Bucket {
         self.values.remove(position);
         if self.stems[at].count() == 0 {
             self.stems.remove(at);
+            self.count_stem(sub, -1);
         }
         for later in &mut self.stems[at..] {
             if later.first() > position {
@@ -203,7 +266,19 @@ impl Bucket {
             }
         }
         self.encoded_len = self.encoded_len + after - before;
-        self.refresh_header_len();
+    }
+
+    /// Adds `delta` stems to sub-bucket `sub`, keeping the encoded length
+    /// in step with the header (one hash per non-empty sub-bucket).
+    fn count_stem(&mut self, sub: usize, delta: i32) {
+        let before = self.sub_stems[sub];
+        let after = before.wrapping_add_signed(delta);
+        self.sub_stems[sub] = after;
+        match (before, after) {
+            (0, 1) => self.encoded_len += 32,
+            (1, 0) => self.encoded_len -= 32,
+            _ => {}
+        }
     }
 
     /// Recomputes the header's share of the encoded length (it depends on
@@ -214,17 +289,13 @@ impl Bucket {
             .iter()
             .map(|e| codec::record_bytes(self.prefix.len(), e.count()))
             .sum();
-        let occupied = self.occupied_subs();
-        self.encoded_len = codec::header_bytes(occupied) + records;
-    }
-
-    /// Number of sub-buckets holding at least one stem.
-    fn occupied_subs(&self) -> usize {
-        let mut seen = [false; SUB_COUNT];
+        let mut sub_stems = [0u32; SUB_COUNT];
         for entry in &self.stems {
-            seen[self.sub_of(&entry.stem)] = true;
+            sub_stems[self.sub_of(&entry.stem)] += 1;
         }
-        seen.iter().filter(|s| **s).count()
+        self.sub_stems = sub_stems;
+        let occupied = sub_stems.iter().filter(|n| **n > 0).count();
+        self.encoded_len = codec::header_bytes(occupied) + records;
     }
 
     /// Range of stem positions in sub-bucket `sub`.
@@ -358,6 +429,7 @@ impl Bucket {
             values,
             sub,
             sub_fresh: [true; SUB_COUNT],
+            sub_stems: [0; SUB_COUNT],
             encoded_len: 0,
         };
         bucket.refresh_header_len();

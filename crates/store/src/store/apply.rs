@@ -44,6 +44,9 @@ pub struct ApplyTiming {
     pub upper_us: u64,
 }
 
+/// Writes to one bucket at or above which they are merged in one pass.
+const MERGE_WRITES_MIN: usize = 32;
+
 /// One touched bucket's result.
 struct Work {
     /// The bucket's pieces (one unless it split), each with its summary.
@@ -78,11 +81,27 @@ struct Target {
 fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usize) -> Work {
     let stems_before = bucket.stem_count();
     let leaves_before = bucket.leaf_count();
-    let mut undo = Vec::with_capacity(writes.len());
-    for (key, value) in writes {
-        let old = bucket.set(&Stem::of_key(key), sub_index(key), *value);
-        undo.push((*key, old));
-    }
+    let undo = if writes.len() >= MERGE_WRITES_MIN {
+        // One linear merge instead of an insertion per write: a large batch
+        // into one bucket (a fresh database, a bulk load) stays linear.
+        let mut sorted = writes.to_vec();
+        sorted.sort_by_key(|(key, _)| *key); // stable: the last write of a key stays last
+        let mut distinct: Vec<(B256, B256)> = Vec::with_capacity(sorted.len());
+        for write in sorted {
+            match distinct.last_mut() {
+                Some(last) if last.0 == write.0 => *last = write,
+                _ => distinct.push(write),
+            }
+        }
+        bucket.merge_sorted(&distinct)
+    } else {
+        let mut undo = Vec::with_capacity(writes.len());
+        for (key, value) in writes {
+            let old = bucket.set(&Stem::of_key(key), sub_index(key), *value);
+            undo.push((*key, old));
+        }
+        undo
+    };
     let pieces = (*bucket)
         .split_to_fit()
         .into_iter()
