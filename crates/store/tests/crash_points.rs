@@ -254,6 +254,15 @@ fn power_loss_at_every_operation() {
     let commits = script.states.len() - 1;
     assert_eq!(progress.acked, commits);
     let total_ops = clean.op_count();
+    assert_eq!(
+        check_image(
+            &script,
+            clean.crash_image(CrashMode::DropUnsynced, 0),
+            &[commits]
+        ),
+        Ok(commits),
+        "clean run"
+    );
     let mut kinds: std::collections::BTreeMap<String, usize> = Default::default();
     for event in clean.events() {
         let what = match event.kind {
@@ -268,13 +277,9 @@ fn power_loss_at_every_operation() {
     }
     let changes: usize = kinds.values().sum();
     println!(
-        "operations: {total_ops}, of which {changes} change something: {kinds:?}; the rest \
-         are reads, lengths and lookups"
-    );
-    println!(
-        "workload: {} steps, {commits} commits, {} operations, {} values",
+        "workload: {} steps, {commits} commits, {} values; {total_ops} operations, of which \
+         {changes} change something: {kinds:?} (the rest are reads, lengths and lookups)",
         script.steps.len(),
-        total_ops,
         script.states[commits].1.len()
     );
 
