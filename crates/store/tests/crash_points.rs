@@ -383,7 +383,7 @@ fn power_loss_during_creation() {
         opts: options(2, 64 << 10),
     };
     let mut images = 0usize;
-    let mut failures: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut failures: std::collections::BTreeMap<String, Vec<(u64, String)>> = Default::default();
     let mut k = 0u64;
     loop {
         let (sim, dir) = sim_dir();
@@ -419,8 +419,9 @@ fn power_loss_during_creation() {
             }))
             .unwrap_or_else(|_| Err("panicked".to_string()));
             if let Err(what) = checked {
-                failures.entry(what).or_default().push(format!(
-                    "k {k} {mode:?} image seed {image_seed}, files {files:?}"
+                failures.entry(what).or_default().push((
+                    k,
+                    format!("k {k} {mode:?} image seed {image_seed}, files {files:?}"),
                 ));
             }
         }
@@ -431,15 +432,20 @@ fn power_loss_during_creation() {
     let report: Vec<String> = failures
         .iter()
         .map(|(what, cases)| {
+            let mut per_point: std::collections::BTreeMap<u64, usize> = Default::default();
+            for (k, _) in cases {
+                *per_point.entry(*k).or_default() += 1;
+            }
+            let per_point: Vec<String> = per_point
+                .iter()
+                .map(|(k, n)| format!("{n} at k {k}"))
+                .collect();
+            let examples: Vec<&str> = cases.iter().take(3).map(|(_, c)| c.as_str()).collect();
             format!(
-                "{what}: {} images, e.g.\n    {}",
+                "{what}: {} images ({}), e.g.\n    {}",
                 cases.len(),
-                cases
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("\n    ")
+                per_point.join(", "),
+                examples.join("\n    ")
             )
         })
         .collect();
