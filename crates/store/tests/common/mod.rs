@@ -113,4 +113,89 @@ pub fn generated_entry(i: u64) -> (B256, B256) {
     preimage.extend_from_slice(&i.to_be_bytes());
     let key = ubt_spec::hash::sha256(&preimage);
     (B256::from(key), B256::from(ubt_spec::hash::sha256(&key)))
+
+/// The seeds to run: `UBT_SEED` if set, else `default`.
+pub fn seed_from_env(default: u64) -> u64 {
+    match std::env::var("UBT_SEED") {
+        Ok(seed) => {
+            let seed = seed.trim();
+            let parsed = match seed.strip_prefix("0x") {
+                Some(hex) => u64::from_str_radix(hex, 16),
+                None => seed.parse(),
+            };
+            parsed.expect("UBT_SEED is a number (decimal or 0x-hex)")
+        }
+        Err(_) => default,
+    }
+}
+
+/// A block of 1..=`max` random writes over `mixed_key`, about one in eight
+/// a zero value (a present zero leaf).
+pub fn random_writes(rng: &mut Rng, known: &mut Vec<B256>, max: u64) -> Vec<(B256, B256)> {
+    let size = 1 + rng.below(max) as usize;
+    (0..size)
+        .map(|_| {
+            let key = mixed_key(rng, known);
+            let value = if rng.below(8) == 0 {
+                B256::ZERO
+            } else {
+                B256::from(rng.bytes32())
+            };
+            (key, value)
+        })
+        .collect()
+}
+
+/// Reads every probe back, batched (falling back to one `get` per key
+/// when the batch fails). Every value read must equal `expected`'s; a read
+/// may fail only with `StoreError::Corrupted`. Returns the number of
+/// reads that failed that way, or a description of the first wrong value
+/// or unexpected error.
+pub fn check_reads(
+    store: &Store,
+    expected: &ubt_spec::ReferenceTree,
+    probes: &[B256],
+) -> Result<usize, String> {
+    use ubt_spec::StateTree;
+    let mut corrupted = 0usize;
+    for chunk in probes.chunks(1024) {
+        match store.get_many(chunk) {
+            Ok(values) => {
+                for (key, got) in chunk.iter().zip(values) {
+                    if got != expected.get(key) {
+                        return Err(format!(
+                            "get_many({key}) = {got:?}, expected {:?}",
+                            expected.get(key)
+                        ));
+                    }
+                }
+            }
+            Err(error) if error.is_corruption() => {
+                for key in chunk {
+                    match store.get(key) {
+                        Ok(got) if got == expected.get(key) => {}
+                        Ok(got) => {
+                            return Err(format!(
+                                "get({key}) = {got:?}, expected {:?}",
+                                expected.get(key)
+                            ))
+                        }
+                        Err(error) if error.is_corruption() => corrupted += 1,
+                        Err(error) => return Err(format!("get({key}): {error}")),
+                    }
+                }
+            }
+            Err(error) => return Err(format!("get_many: {error}")),
+        }
+    }
+    Ok(corrupted)
+}
+
+/// `0x`-prefixed lowercase hex of a hash.
+pub fn hex_root(root: &[u8; 32]) -> String {
+    let mut out = String::from("0x");
+    for byte in root {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
 }

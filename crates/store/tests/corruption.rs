@@ -1,0 +1,717 @@
+//! Media corruption: single bit flips in every kind of on-disk structure
+//! are detected, never cause a panic and never make a read return a wrong
+//! value.
+//!
+//! A small database is built on the simulated disk (a few thousand writes
+//! over several commits and checkpoints, group depth 2 so that there are
+//! many upper-trie pages, and WAL records after the last checkpoint). The
+//! bytes of each structure are located from the files themselves, through
+//! the public codecs: the meta slots (`Meta::decode`), the trie pages and
+//! the bucket extents they reference (`page::decode`, walked from the meta
+//! record's root entry), and the WAL records of the current epoch
+//! (`wal::decode`). Each flip is made on a fresh copy of the files, which
+//! is then reopened. What is allowed depends on the structure:
+//!
+//! * **Active meta slot** (the newest checkpoint): the slot fails its
+//!   checksum, so the open either fails with `Corrupted` or falls back to
+//!   the other slot, the previous checkpoint: then the database is exactly
+//!   that checkpoint's state (its commit sequence number, root and values;
+//!   the WAL records of the newer epoch are not replayed), and `verify` is
+//!   clean.
+//! * **Inactive meta slot**: the open uses the active slot and the WAL as
+//!   if nothing had happened; `Meta::decode` rejects the flipped slot, so it
+//!   could never be chosen.
+//! * **Trie page, bucket**: the open fails with `Corrupted`, or it succeeds
+//!   at the full state and `verify` reports a problem; reads return the
+//!   right value or `Corrupted`.
+//! * **WAL record** of the current epoch: replay ends at the damaged record,
+//!   so the database opens at the commit before it (root, sequence number
+//!   and values), with `verify` clean.
+//! * **Unreferenced bytes** (free or padding bytes of the data file, stale
+//!   WAL bytes of an older epoch past the current records): harmless, the
+//!   database opens at the full state.
+//!
+//! A flip counts as detected when the damaged structure is rejected: an
+//! open error, a `verify` problem, a fallback to the other meta slot, the
+//! end of WAL replay at the damaged record, or (inactive meta slot, never
+//! read while the active one is sound) `Meta::decode` failing on it. Every byte of the checked
+//! structures is covered by a CRC-32C, which catches every single-bit
+//! error, so 100% must be detected. The test prints a summary per kind.
+//!
+//! Rerun with `UBT_SEED=<seed>` (printed at the start).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+
+use alloy_primitives::B256;
+use common::*;
+use ubt_spec::hash::Hash;
+use ubt_spec::{ReferenceTree, StateTree};
+use ubt_store::format::{Extent, BLOCK_BYTES};
+use ubt_store::io::sim::{CrashMode, SimDir};
+use ubt_store::io::StoreDir;
+use ubt_store::meta::{Meta, META_SLOT_BYTES};
+use ubt_store::prefix::Prefix;
+use ubt_store::upper::page;
+use ubt_store::{wal, Options, Store, DATA_FILE, META_FILE, WAL_FILE};
+
+const GROUP_DEPTH: u8 = 2;
+/// Flips spread over the bytes of the buckets and of the WAL records
+/// (every byte if there are fewer).
+const SPREAD_FLIPS: usize = 1200;
+/// Bucket flips: each costs a full `verify`.
+const BUCKET_FLIPS: usize = 450;
+/// Meta flips followed by `verify` and a read of every probe: one byte in
+/// this many (the others check the state the open lands at). Whichever
+/// slot is flipped, the open uses the same intact bytes of the other slot,
+/// the data file and the WAL, so a sample shows them sound.
+const META_THOROUGH_EVERY: usize = 64;
+/// Likewise for WAL flips: one in this many.
+const WAL_THOROUGH_EVERY: usize = 4;
+/// Flips spread over the unreferenced bytes of the data file and the WAL.
+const HARMLESS_FLIPS: usize = 200;
+
+/// A committed state: sequence number, root and contents.
+#[derive(Clone)]
+struct State {
+    seq: u64,
+    root: Hash,
+    tree: ReferenceTree,
+}
+
+/// The database under test and every state it may legitimately show.
+struct Fixture {
+    sim: SimDir,
+    /// A copy of the files that the flips are made in, one at a time.
+    work: SimDir,
+    /// The WAL as built (opens cut its stale tail).
+    wal_bytes: Vec<u8>,
+    opts: Options,
+    /// The checkpoint in the inactive meta slot.
+    previous_checkpoint: State,
+    /// The checkpoint in the active meta slot.
+    last_checkpoint: State,
+    /// `after_record[i]`: the state after WAL record `i` of the current
+    /// epoch (the last one is the full state).
+    after_record: Vec<State>,
+    /// Every key written, and some never written.
+    probes: Vec<B256>,
+}
+
+impl Fixture {
+    fn full(&self) -> &State {
+        self.after_record.last().unwrap_or(&self.last_checkpoint)
+    }
+}
+
+fn build(seed: u64) -> Fixture {
+    let mut rng = Rng(seed);
+    let (sim, dir) = sim_dir();
+    // A large budget: checkpoints happen only when asked for, so the WAL
+    // keeps the records written after the last one.
+    let opts = options(GROUP_DEPTH, 64 << 20);
+    let mut store = open(&dir, &opts);
+    let mut tree = ReferenceTree::new();
+    let mut known = Vec::new();
+    let mut checkpoints: Vec<State> = Vec::new();
+    let mut after_record = Vec::new();
+    let state = |store: &Store, tree: &ReferenceTree| State {
+        seq: store.commit_seq(),
+        root: store.committed_root(),
+        tree: tree.clone(),
+    };
+    for block in 0..27 {
+        // Small blocks after the last checkpoint: every open replays them.
+        let max = if block < 24 { 200 } else { 10 };
+        let writes = random_writes(&mut rng, &mut known, max);
+        tree.insert_batch(&writes);
+        store.apply(&writes).expect("apply");
+        assert_eq!(store.commit().expect("commit"), tree.compute_root());
+        if block < 24 && block % 6 == 5 {
+            store.checkpoint().expect("checkpoint");
+            checkpoints.push(state(&store, &tree));
+        } else if block >= 24 {
+            after_record.push(state(&store, &tree));
+        }
+    }
+    let stats = store.stats();
+    assert_eq!(stats.checkpoints, 4, "only the explicit checkpoints ran");
+    println!(
+        "database: {} values, {} stems, {} buckets, {} pages (G {GROUP_DEPTH}), generation {}, \
+         {} WAL records after the last checkpoint, data {} bytes, WAL {} bytes",
+        stats.leaf_count,
+        stats.stem_count,
+        stats.bucket_count,
+        stats.page_count,
+        stats.generation,
+        after_record.len(),
+        stats.data_file_bytes,
+        stats.wal_bytes
+    );
+    drop(store);
+    let mut probes: Vec<B256> = tree.entries().map(|(key, _)| *key).collect();
+    probes.extend((0..100).map(|_| B256::from(rng.bytes32())));
+    let last_checkpoint = checkpoints.pop().expect("checkpoints");
+    let previous_checkpoint = checkpoints.pop().expect("checkpoints");
+    Fixture {
+        work: sim.crash_image(CrashMode::KeepUnsynced, 0),
+        wal_bytes: sim.file_bytes(WAL_FILE).expect("WAL file"),
+        sim,
+        opts,
+        previous_checkpoint,
+        last_checkpoint,
+        after_record,
+        probes,
+    }
+}
+
+/// Where every structure lies, found from the files.
+struct Layout {
+    active_slot: usize,
+    generation: u64,
+    pages: Vec<Extent>,
+    buckets: Vec<Extent>,
+    /// Byte ranges of the WAL records of the current epoch, in order.
+    wal_records: Vec<std::ops::Range<u64>>,
+    data_len: u64,
+    wal_len: u64,
+}
+
+fn locate(fx: &Fixture) -> Layout {
+    let meta_bytes = fx.sim.file_bytes(META_FILE).expect("meta file");
+    let data = fx.sim.file_bytes(DATA_FILE).expect("data file");
+    let wal_bytes = fx.sim.file_bytes(WAL_FILE).expect("WAL file");
+    let slots: Vec<Option<Meta>> = (0..2)
+        .map(|slot| {
+            Meta::decode(
+                &meta_bytes[slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES],
+                slot,
+            )
+            .ok()
+        })
+        .collect();
+    let (active_slot, meta) = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(slot, meta)| meta.map(|m| (slot, m)))
+        .max_by_key(|(_, meta)| meta.generation)
+        .expect("a valid meta slot");
+    let other = slots[1 - active_slot].expect("both meta slots valid");
+    assert_eq!(meta.commit_seq, fx.last_checkpoint.seq);
+    assert_eq!(meta.root.summary.hash, fx.last_checkpoint.root);
+    assert_eq!(other.commit_seq, fx.previous_checkpoint.seq);
+    assert_eq!(other.generation + 1, meta.generation);
+
+    let mut pages = Vec::new();
+    let mut buckets = Vec::new();
+    let mut queue: Vec<(Prefix, Extent)> = Vec::new();
+    if meta.root.leaf {
+        buckets.extend(meta.root.extent);
+    } else {
+        queue.push((Prefix::ROOT, meta.root.extent.expect("root page")));
+    }
+    while let Some((prefix, at)) = queue.pop() {
+        pages.push(at);
+        let bytes = &data[at.offset as usize..at.end() as usize];
+        let decoded =
+            page::decode(bytes, GROUP_DEPTH, &prefix, at.crc, "layout").expect("intact page");
+        for (rel, index, entry) in decoded.entries {
+            let Some(extent) = entry.extent else { continue };
+            if entry.leaf {
+                buckets.push(extent);
+            } else {
+                let mut child = prefix;
+                for bit in (0..rel).rev() {
+                    child = child.child(((index >> bit) & 1) as u8).expect("depth");
+                }
+                queue.push((child, extent));
+            }
+        }
+    }
+    pages.sort_by_key(|e| e.offset);
+    buckets.sort_by_key(|e| e.offset);
+
+    let mut wal_records = Vec::new();
+    let mut at = 0usize;
+    let mut seq = meta.commit_seq + 1;
+    while let Some(record) = wal::decode(&wal_bytes[at..]) {
+        if record.epoch != meta.generation || record.seq != seq {
+            break;
+        }
+        let len = 64 + 64 * record.writes.len();
+        wal_records.push(at as u64..(at + len) as u64);
+        at += len;
+        seq += 1;
+    }
+    assert_eq!(wal_records.len(), fx.after_record.len(), "WAL records");
+    Layout {
+        active_slot,
+        generation: meta.generation,
+        pages,
+        buckets,
+        wal_records,
+        data_len: data.len() as u64,
+        wal_len: wal_bytes.len() as u64,
+    }
+}
+
+/// `count` byte positions spread evenly over `ranges` (taken as one
+/// sequence), each jittered inside its stride; all of them if fewer.
+fn spread(ranges: &[std::ops::Range<u64>], count: usize, rng: &mut Rng) -> Vec<u64> {
+    let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    let positions: Vec<u64> = if total <= count as u64 {
+        (0..total).collect()
+    } else {
+        let stride = total / count as u64;
+        (0..count as u64)
+            .map(|i| i * stride + rng.below(stride))
+            .collect()
+    };
+    positions
+        .into_iter()
+        .map(|mut position| {
+            for range in ranges {
+                let len = range.end - range.start;
+                if position < len {
+                    return range.start + position;
+                }
+                position -= len;
+            }
+            unreachable!("position inside the ranges")
+        })
+        .collect()
+}
+
+/// What reopening a flipped copy gave.
+enum Outcome {
+    /// The open failed with `Corrupted`.
+    Rejected,
+    /// The database opened at an allowed state (and, for a thorough check,
+    /// `verify` found this many problems and this many reads failed with
+    /// `Corrupted`).
+    Opened {
+        verify_problems: usize,
+        corrupted_reads: usize,
+    },
+}
+
+/// Flips one bit of the working copy of the files, reopens it, requires
+/// it to open at one of the `allowed` states (or fail with `Corrupted`)
+/// and, if `thorough`, runs `verify` and reads every probe against that
+/// state. Then restores the working copy: flips the bit back (unless it is
+/// in the WAL) and rewrites the WAL if it differs from the original (the
+/// open cuts it after its last intact record: the only write an open
+/// makes).
+fn flip_and_open(
+    fx: &Fixture,
+    file: &str,
+    offset: u64,
+    bit: u8,
+    allowed: &[&State],
+    thorough: bool,
+) -> Result<Outcome, String> {
+    fx.work
+        .flip_bit(file, offset, bit)
+        .map_err(|e| format!("flip_bit: {e}"))?;
+    let result = open_and_check(fx, allowed, thorough);
+    if file != WAL_FILE {
+        fx.work
+            .flip_bit(file, offset, bit)
+            .map_err(|e| format!("flip_bit: {e}"))?;
+    }
+    if fx.work.file_bytes(WAL_FILE).as_ref() != Some(&fx.wal_bytes) {
+        fx.work
+            .write_raw(WAL_FILE, 0, &fx.wal_bytes)
+            .map_err(|e| format!("restoring the WAL: {e}"))?;
+    }
+    result
+}
+
+fn open_and_check(fx: &Fixture, allowed: &[&State], thorough: bool) -> Result<Outcome, String> {
+    let dir: Arc<dyn StoreDir> = Arc::new(fx.work.clone());
+    let opts = fx.opts.clone();
+    let run = move || -> Result<Outcome, String> {
+        let store = match Store::open(dir, opts) {
+            Ok(store) => store,
+            Err(error) if error.is_corruption() => return Ok(Outcome::Rejected),
+            Err(error) => return Err(format!("open failed with a non-corruption error: {error}")),
+        };
+        let seq = store.commit_seq();
+        let root = store.root();
+        if store.committed_root() != root {
+            return Err("opened with uncommitted writes".into());
+        }
+        let state = allowed
+            .iter()
+            .find(|s| s.seq == seq && s.root == root)
+            .ok_or_else(|| {
+                format!(
+                    "opened at seq {seq} root {}, not an allowed state",
+                    hex_root(&root)
+                )
+            })?;
+        if !thorough {
+            return Ok(Outcome::Opened {
+                verify_problems: 0,
+                corrupted_reads: 0,
+            });
+        }
+        let report = store
+            .verify()
+            .map_err(|e| format!("verify returned an error: {e}"))?;
+        let corrupted_reads = check_reads(&store, &state.tree, &fx.probes)?;
+        Ok(Outcome::Opened {
+            verify_problems: report.problems.len(),
+            corrupted_reads,
+        })
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("panicked: {message}"))
+        }
+    }
+}
+
+/// Tally of one kind.
+#[derive(Default)]
+struct Tally {
+    flips: usize,
+    /// Flips followed by `verify` and a read of every probe.
+    thorough: usize,
+    detected: usize,
+    rejected_at_open: usize,
+    fallbacks: usize,
+    verify_detections: usize,
+    corrupted_reads: usize,
+    harmless: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn fail(&mut self, what: String) {
+        if self.failures.len() < 20 {
+            self.failures.push(what);
+        }
+    }
+}
+
+/// Flips in a structure that the open or `verify` must reject.
+fn checked_flip(fx: &Fixture, tally: &mut Tally, file: &str, offset: u64, bit: u8) {
+    tally.flips += 1;
+    let here = format!("{file} byte {offset} bit {bit}");
+    tally.thorough += 1;
+    match flip_and_open(fx, file, offset, bit, &[fx.full()], true) {
+        Err(error) => tally.fail(format!("{here}: {error}")),
+        Ok(Outcome::Rejected) => {
+            tally.detected += 1;
+            tally.rejected_at_open += 1;
+        }
+        Ok(Outcome::Opened {
+            verify_problems,
+            corrupted_reads,
+        }) => {
+            tally.corrupted_reads += corrupted_reads;
+            if verify_problems > 0 {
+                tally.detected += 1;
+                tally.verify_detections += 1;
+            } else {
+                tally.fail(format!("{here}: opened and verified clean (undetected)"));
+            }
+        }
+    }
+}
+
+/// Flips that must leave the full state readable and sound.
+fn harmless_flip(fx: &Fixture, tally: &mut Tally, file: &str, offset: u64, bit: u8) {
+    tally.flips += 1;
+    let here = format!("{file} byte {offset} bit {bit}");
+    tally.thorough += 1;
+    match flip_and_open(fx, file, offset, bit, &[fx.full()], true) {
+        Err(error) => tally.fail(format!("{here}: {error}")),
+        Ok(Outcome::Rejected) => tally.fail(format!("{here}: open rejected an unused byte")),
+        Ok(Outcome::Opened {
+            verify_problems,
+            corrupted_reads,
+        }) => {
+            if verify_problems > 0 || corrupted_reads > 0 {
+                tally.fail(format!(
+                    "{here}: {verify_problems} verify problems, {corrupted_reads} failed reads"
+                ));
+            } else {
+                tally.harmless += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn bit_flips_in_every_structure_are_detected() {
+    let seed = seed_from_env(0xc0_4409);
+    println!("seed {seed} (rerun with UBT_SEED={seed})");
+    let started = Instant::now();
+    let fx = build(seed);
+    let layout = locate(&fx);
+    let mut rng = Rng(seed ^ 0xf11b);
+    let mut tallies: Vec<(&str, Tally)> = Vec::new();
+
+    // Meta slots: every byte of both, one bit each.
+    let mut active = Tally::default();
+    let mut inactive = Tally::default();
+    let meta_bytes = fx.sim.file_bytes(META_FILE).expect("meta file");
+    for slot in 0..2usize {
+        for at in 0..META_SLOT_BYTES {
+            let offset = (slot * META_SLOT_BYTES + at) as u64;
+            let bit = rng.below(8) as u8;
+            let here = format!("{META_FILE} slot {slot} byte {at} bit {bit}");
+            let thorough = at % META_THOROUGH_EVERY == 0;
+            let mut slot_bytes =
+                meta_bytes[slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES].to_vec();
+            slot_bytes[at] ^= 1 << bit;
+            let decodes = Meta::decode(&slot_bytes, slot).is_ok();
+            if slot == layout.active_slot {
+                active.flips += 1;
+                if decodes {
+                    active.fail(format!("{here}: the flipped slot still decodes"));
+                    continue;
+                }
+                active.thorough += usize::from(thorough);
+                match flip_and_open(
+                    &fx,
+                    META_FILE,
+                    offset,
+                    bit,
+                    &[&fx.previous_checkpoint],
+                    thorough,
+                ) {
+                    Err(error) => active.fail(format!("{here}: {error}")),
+                    Ok(Outcome::Rejected) => {
+                        active.detected += 1;
+                        active.rejected_at_open += 1;
+                    }
+                    Ok(Outcome::Opened {
+                        verify_problems,
+                        corrupted_reads,
+                    }) => {
+                        // The state was matched against the previous
+                        // checkpoint: a fallback, which must be sound.
+                        if verify_problems > 0 || corrupted_reads > 0 {
+                            active.fail(format!(
+                                "{here}: fallback with {verify_problems} verify problems and \
+                                 {corrupted_reads} failed reads"
+                            ));
+                        } else {
+                            active.detected += 1;
+                            active.fallbacks += 1;
+                        }
+                    }
+                }
+            } else {
+                inactive.flips += 1;
+                if decodes {
+                    inactive.fail(format!("{here}: the flipped slot still decodes"));
+                    continue;
+                }
+                inactive.detected += 1;
+                inactive.thorough += usize::from(thorough);
+                match flip_and_open(&fx, META_FILE, offset, bit, &[fx.full()], thorough) {
+                    Err(error) => inactive.fail(format!("{here}: {error}")),
+                    Ok(Outcome::Rejected) => {
+                        inactive.fail(format!("{here}: open rejected the database"))
+                    }
+                    Ok(Outcome::Opened {
+                        verify_problems,
+                        corrupted_reads,
+                    }) => {
+                        if verify_problems > 0 || corrupted_reads > 0 {
+                            inactive.fail(format!(
+                                "{here}: {verify_problems} verify problems, {corrupted_reads} \
+                                 failed reads"
+                            ));
+                        } else {
+                            inactive.harmless += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    tallies.push(("meta, active slot", active));
+    tallies.push(("meta, inactive slot", inactive));
+
+    // Trie pages: every byte.
+    let page_ranges: Vec<std::ops::Range<u64>> =
+        layout.pages.iter().map(|e| e.offset..e.end()).collect();
+    let mut pages = Tally::default();
+    for offset in spread(&page_ranges, usize::MAX, &mut rng) {
+        checked_flip(&fx, &mut pages, DATA_FILE, offset, rng.below(8) as u8);
+    }
+    tallies.push(("trie pages", pages));
+
+    // Buckets: the first 173 bytes of the first bucket (the fixed header,
+    // up to four sub-bucket hashes, then records), then a spread over all
+    // bucket bytes.
+    let bucket_ranges: Vec<std::ops::Range<u64>> =
+        layout.buckets.iter().map(|e| e.offset..e.end()).collect();
+    let mut buckets = Tally::default();
+    let first = layout.buckets[0];
+    let mut offsets: Vec<u64> = (first.offset..first.offset + 45 + 4 * 32)
+        .filter(|o| *o < first.end())
+        .collect();
+    offsets.extend(spread(&bucket_ranges, BUCKET_FLIPS, &mut rng));
+    for offset in offsets {
+        checked_flip(&fx, &mut buckets, DATA_FILE, offset, rng.below(8) as u8);
+    }
+    tallies.push(("buckets", buckets));
+
+    // WAL records: every header byte of every record, then a spread over
+    // all record bytes (all of them when few). Replay must end at the
+    // damaged record.
+    let mut offsets: Vec<u64> = layout
+        .wal_records
+        .iter()
+        .flat_map(|r| r.start..r.start + 64)
+        .collect();
+    offsets.extend(spread(&layout.wal_records, SPREAD_FLIPS, &mut rng));
+    offsets.sort_unstable();
+    offsets.dedup();
+    let mut wal_tally = Tally::default();
+    for offset in offsets {
+        let bit = rng.below(8) as u8;
+        let here = format!("{WAL_FILE} byte {offset} bit {bit}");
+        let record = layout
+            .wal_records
+            .iter()
+            .position(|r| r.contains(&offset))
+            .expect("inside a record");
+        let before = if record == 0 {
+            &fx.last_checkpoint
+        } else {
+            &fx.after_record[record - 1]
+        };
+        let thorough = wal_tally.flips % WAL_THOROUGH_EVERY == 0;
+        wal_tally.thorough += usize::from(thorough);
+        wal_tally.flips += 1;
+        match flip_and_open(&fx, WAL_FILE, offset, bit, &[before], thorough) {
+            Err(error) => wal_tally.fail(format!("{here} (record {record}): {error}")),
+            Ok(Outcome::Rejected) => wal_tally.fail(format!("{here}: open rejected the database")),
+            Ok(Outcome::Opened {
+                verify_problems,
+                corrupted_reads,
+            }) => {
+                if verify_problems > 0 || corrupted_reads > 0 {
+                    wal_tally.fail(format!(
+                        "{here}: {verify_problems} verify problems, {corrupted_reads} failed reads"
+                    ));
+                } else {
+                    wal_tally.detected += 1;
+                }
+            }
+        }
+    }
+    tallies.push(("WAL records", wal_tally));
+
+    // Unreferenced bytes: data-file bytes outside every live extent, and
+    // WAL bytes past the current epoch's records.
+    let mut used = BTreeSet::new();
+    for extent in layout.pages.iter().chain(&layout.buckets) {
+        used.extend(extent.offset..extent.end());
+    }
+    let mut free: Vec<std::ops::Range<u64>> = Vec::new();
+    for offset in (0..layout.data_len).filter(|o| !used.contains(o)) {
+        match free.last_mut() {
+            Some(range) if range.end == offset => range.end += 1,
+            _ => free.push(offset..offset + 1),
+        }
+    }
+    let free_bytes: u64 = free.iter().map(|r| r.end - r.start).sum();
+    let mut unused = Tally::default();
+    for offset in spread(&free, HARMLESS_FLIPS, &mut rng) {
+        harmless_flip(&fx, &mut unused, DATA_FILE, offset, rng.below(8) as u8);
+    }
+    let wal_end = layout.wal_records.last().map_or(0, |r| r.end);
+    if layout.wal_len > wal_end {
+        for offset in spread(
+            std::slice::from_ref(&(wal_end..layout.wal_len)),
+            HARMLESS_FLIPS / 4,
+            &mut rng,
+        ) {
+            harmless_flip(&fx, &mut unused, WAL_FILE, offset, rng.below(8) as u8);
+        }
+    }
+    tallies.push(("unreferenced bytes", unused));
+
+    println!(
+        "layout: active meta slot {} (generation {}), {} pages ({} bytes), {} buckets ({} bytes), \
+         {} WAL records ({} bytes, file {} bytes), {} unreferenced data bytes of {} ({} blocks)",
+        layout.active_slot,
+        layout.generation,
+        layout.pages.len(),
+        page_ranges.iter().map(|r| r.end - r.start).sum::<u64>(),
+        layout.buckets.len(),
+        bucket_ranges.iter().map(|r| r.end - r.start).sum::<u64>(),
+        layout.wal_records.len(),
+        wal_end,
+        layout.wal_len,
+        free_bytes,
+        layout.data_len,
+        layout.data_len / BLOCK_BYTES as u64
+    );
+    println!(
+        "{:<22} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>9} {:>9}",
+        "kind",
+        "flips",
+        "thorough",
+        "detected",
+        "at open",
+        "fallback",
+        "verify",
+        "bad reads",
+        "harmless"
+    );
+    let mut failures = Vec::new();
+    for (kind, tally) in &tallies {
+        println!(
+            "{:<22} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>9} {:>9}",
+            kind,
+            tally.flips,
+            tally.thorough,
+            tally.detected,
+            tally.rejected_at_open,
+            tally.fallbacks,
+            tally.verify_detections,
+            tally.corrupted_reads,
+            tally.harmless
+        );
+        failures.extend(tally.failures.iter().map(|f| format!("{kind}: {f}")));
+    }
+    println!(
+        "a fallback to the previous checkpoint opens at commit {} instead of {}: the {} commits \
+         acknowledged since are not recovered",
+        fx.previous_checkpoint.seq,
+        fx.full().seq,
+        fx.full().seq - fx.previous_checkpoint.seq
+    );
+    println!("{:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures (first 20 per kind):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for name in [META_FILE, DATA_FILE, WAL_FILE] {
+        assert!(
+            fx.work.file_bytes(name) == fx.sim.file_bytes(name),
+            "{name}: the working copy was not restored"
+        );
+    }
+}
