@@ -113,6 +113,7 @@ pub fn generated_entry(i: u64) -> (B256, B256) {
     preimage.extend_from_slice(&i.to_be_bytes());
     let key = ubt_spec::hash::sha256(&preimage);
     (B256::from(key), B256::from(ubt_spec::hash::sha256(&key)))
+}
 
 /// The seeds to run: `UBT_SEED` if set, else `default`.
 pub fn seed_from_env(default: u64) -> u64 {
