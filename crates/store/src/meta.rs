@@ -1,7 +1,16 @@
-//! The meta record: which checkpoint is current. Two copies live in the two
-//! 4 KiB blocks of `ubt.meta`; a checkpoint overwrites the older one, so a
-//! torn or lost meta write leaves the other copy (the previous checkpoint)
-//! intact. Opening picks the valid copy with the highest generation.
+//! The meta record: which checkpoint is current. `ubt.meta` holds four
+//! 4 KiB slots: generation `g` is written to slots `2 * (g % 2)` and
+//! `2 * (g % 2) + 1`, first copy then second, each synced. A checkpoint
+//! overwrites the pair of generation `g - 2`; the other pair, holding
+//! `g - 1`, is untouched until the checkpoint after.
+//!
+//! Why two copies: a crash can tear only the copy being written, and the
+//! second copy is written only after the first is durable. So at open
+//! ([`choose`]): a newest generation with one good copy is durable; a pair
+//! whose first copy is torn while its second still holds an older
+//! generation is a checkpoint that never completed (fall back, correctly);
+//! and a pair with both copies damaged means the disk lost synced data
+//! (report it rather than silently fall back to an older checkpoint).
 //!
 //! ```text
 //! off  len   field (little-endian), slot = one 4 KiB block
@@ -9,7 +18,7 @@
 //! 4    8     magic "UBT-META"
 //! 12   2     format version (1)
 //! 14   1     group depth G
-//! 15   1     slot index (generation % 2)
+//! 15   1     slot index (2 * (generation % 2) + copy)
 //! 16   8     generation (checkpoints since creation; also the WAL epoch)
 //! 24   8     commit sequence number included in this checkpoint
 //! 32   8     data file length in blocks
@@ -24,8 +33,10 @@ use crate::error::{Result, StoreError, Structure};
 use crate::format::{checksum, Reader, BLOCK_BYTES, FORMAT_VERSION};
 use crate::upper::page::Entry;
 
-/// Bytes of one meta slot (a whole block, so the two copies never share one).
+/// Bytes of one meta slot (a whole block, so no two slots share one).
 pub const META_SLOT_BYTES: usize = BLOCK_BYTES;
+/// Number of meta slots.
+pub const META_SLOTS: usize = 4;
 const MAGIC: &[u8; 8] = b"UBT-META";
 
 /// The contents of a meta slot.
@@ -51,14 +62,21 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// Encodes into a full slot.
-    pub fn encode(&self) -> Vec<u8> {
+    /// The slots generation `g`'s two copies go to, in writing order.
+    pub fn slots(&self) -> [usize; 2] {
+        let base = 2 * (self.generation % 2) as usize;
+        [base, base + 1]
+    }
+
+    /// Encodes into a full slot for slot `slot` (one of [`Meta::slots`]).
+    pub fn encode(&self, slot: usize) -> Vec<u8> {
+        debug_assert!(self.slots().contains(&slot));
         let mut out = Vec::with_capacity(META_SLOT_BYTES);
         out.extend_from_slice(&[0u8; 4]);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.push(self.group_depth);
-        out.push((self.generation % 2) as u8);
+        out.push(slot as u8);
         for field in [
             self.generation,
             self.commit_seq,
@@ -76,7 +94,7 @@ impl Meta {
         out
     }
 
-    /// Decodes slot `slot` (0 or 1).
+    /// Decodes slot `slot` (0..4).
     pub fn decode(bytes: &[u8], slot: usize) -> Result<Meta> {
         let location = format!("ubt.meta slot {slot}");
         let bad = |detail: String| StoreError::corrupted(Structure::Meta, location.clone(), detail);
@@ -112,7 +130,7 @@ impl Meta {
         if !(1..=8).contains(&group_depth) {
             return Err(bad(format!("group depth {group_depth}")));
         }
-        if usize::from(slot_index) != slot || generation % 2 != slot as u64 {
+        if usize::from(slot_index) != slot || 2 * (generation % 2) != (slot & !1) as u64 {
             return Err(bad(format!(
                 "generation {generation} does not belong in slot {slot}"
             )));
@@ -132,6 +150,95 @@ impl Meta {
             root,
         })
     }
+}
+
+/// What one slot holds, as read at open.
+#[derive(Clone, Debug)]
+pub enum SlotState {
+    /// All zero (never written).
+    Blank,
+    /// A valid record.
+    Valid(Meta),
+    /// A record of a format version this build does not read.
+    Unsupported(u16),
+    /// Anything else (torn, damaged).
+    Damaged(String),
+}
+
+impl SlotState {
+    /// Reads slot `slot` from the meta file's bytes.
+    pub fn read(file: &[u8], slot: usize) -> SlotState {
+        let Some(bytes) = file.get(slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES) else {
+            return SlotState::Blank;
+        };
+        if bytes.iter().all(|b| *b == 0) {
+            return SlotState::Blank;
+        }
+        match Meta::decode(bytes, slot) {
+            Ok(meta) => SlotState::Valid(meta),
+            Err(StoreError::UnsupportedVersion { found, .. }) => SlotState::Unsupported(found),
+            Err(error) => SlotState::Damaged(error.to_string()),
+        }
+    }
+
+    fn generation(&self) -> Option<u64> {
+        match self {
+            SlotState::Valid(meta) => Some(meta.generation),
+            _ => None,
+        }
+    }
+}
+
+/// The outcome of reading the meta file.
+#[derive(Clone, Debug)]
+pub enum Choice {
+    /// Every slot blank: a creation that never completed.
+    Uncreated,
+    /// The current checkpoint, and whether any slot was damaged (a torn
+    /// checkpoint, or one damaged copy of a pair).
+    Current(Meta, bool),
+    /// The disk lost a synced meta record: the newest checkpoint cannot be
+    /// known.
+    Lost(String),
+}
+
+/// Chooses the current checkpoint from the four slots (see the module
+/// documentation).
+pub fn choose(slots: &[SlotState; META_SLOTS]) -> Choice {
+    let damaged = slots.iter().any(|s| matches!(s, SlotState::Damaged(_)));
+    let Some(best) = slots
+        .iter()
+        .filter_map(|s| match s {
+            SlotState::Valid(meta) => Some(*meta),
+            _ => None,
+        })
+        .max_by_key(|m| m.generation)
+    else {
+        return if damaged {
+            Choice::Lost("no meta slot is valid".into())
+        } else {
+            Choice::Uncreated
+        };
+    };
+    // The pair the next generation would use: its first copy may be torn
+    // by a crash (its second copy then still holds an older generation or
+    // is blank); both damaged means synced data was lost.
+    let next = 2 * ((best.generation + 1) % 2) as usize;
+    if let (SlotState::Damaged(first), SlotState::Damaged(second)) =
+        (&slots[next], &slots[next + 1])
+    {
+        return Choice::Lost(format!(
+            "both copies of the meta record after generation {} are damaged ({first}; {second})",
+            best.generation
+        ));
+    }
+    if slots[next + 1]
+        .generation()
+        .is_some_and(|g| g > best.generation)
+    {
+        return Choice::Lost("a newer second copy than any first copy".into());
+    }
+    Choice::Current(best, damaged)
 }
 
 #[cfg(test)]
@@ -167,19 +274,52 @@ mod tests {
     #[test]
     fn round_trip_and_every_bit_flip_detected() {
         let meta = sample(3);
-        let bytes = meta.encode();
-        assert_eq!(Meta::decode(&bytes, 1).unwrap(), meta);
+        assert_eq!(meta.slots(), [2, 3]);
+        let bytes = meta.encode(3);
+        assert_eq!(Meta::decode(&bytes, 3).unwrap(), meta);
+        assert!(Meta::decode(&bytes, 2).is_err(), "slot index checked");
         assert!(
-            Meta::decode(&bytes, 0).is_err(),
-            "generation 3 belongs in slot 1"
+            Meta::decode(&meta.encode(2), 0).is_err(),
+            "generation 3 belongs in slots 2 and 3"
         );
         for at in 0..bytes.len() {
             let mut bad = bytes.clone();
             bad[at] ^= 1 << (at % 8);
             assert!(
-                Meta::decode(&bad, 1).is_err(),
+                Meta::decode(&bad, 3).is_err(),
                 "flip at byte {at} undetected"
             );
         }
+    }
+
+    fn state(meta: &Meta, slot: usize) -> SlotState {
+        SlotState::Valid(Meta::decode(&meta.encode(slot), slot).unwrap())
+    }
+
+    #[test]
+    fn choice_tells_a_torn_checkpoint_from_lost_data() {
+        let (g4, g5) = (sample(4), sample(5));
+        let damaged = || SlotState::Damaged("x".into());
+        // Both pairs intact: the newest.
+        let slots = [state(&g4, 0), state(&g4, 1), state(&g5, 2), state(&g5, 3)];
+        assert!(matches!(choose(&slots), Choice::Current(m, false) if m.generation == 5));
+        // One damaged copy of the newest: still the newest.
+        let slots = [state(&g4, 0), state(&g4, 1), damaged(), state(&g5, 3)];
+        assert!(matches!(choose(&slots), Choice::Current(m, true) if m.generation == 5));
+        // Generation 6 torn while writing its first copy: 5 is current.
+        let slots = [damaged(), state(&g4, 1), state(&g5, 2), state(&g5, 3)];
+        assert!(matches!(choose(&slots), Choice::Current(m, true) if m.generation == 5));
+        // Both copies of generation 5 damaged: lost, not a silent fall back to 4.
+        let slots = [state(&g4, 0), state(&g4, 1), damaged(), damaged()];
+        assert!(matches!(choose(&slots), Choice::Lost(_)));
+        // Fresh and never written.
+        let blank = || SlotState::Blank;
+        assert!(matches!(
+            choose(&[blank(), blank(), blank(), blank()]),
+            Choice::Uncreated
+        ));
+        let g0 = sample(0);
+        let slots = [state(&g0, 0), state(&g0, 1), damaged(), blank()];
+        assert!(matches!(choose(&slots), Choice::Current(m, true) if m.generation == 0));
     }
 }

@@ -67,6 +67,9 @@ pub struct Stats {
     pub commits: u64,
     /// Checkpoints written.
     pub checkpoints: u64,
+    /// Whether a meta slot was found damaged at open: a checkpoint torn by
+    /// a crash, or one bad copy of a pair (the next checkpoints rewrite it).
+    pub meta_slot_damaged: bool,
     /// Why the handle refuses writes, if it does.
     pub poisoned: Option<String>,
 }

@@ -8,35 +8,43 @@
 //! 0    4     CRC-32C of bytes [4, record length)
 //! 4    4     magic "UBTW"
 //! 8    4     record length in bytes
-//! 12   8     epoch: the generation of the checkpoint this record follows
-//! 20   8     commit sequence number
-//! 28   32    state root after the commit
-//! 60   4     number of writes n
-//! 64   64*n  writes: 32-byte key, 32-byte value, in application order
+//! 12   4     flags: bit 0 set when the writer syncs every record
+//! 16   8     epoch: the generation of the checkpoint this record follows
+//! 24   8     commit sequence number
+//! 32   32    state root after the commit
+//! 64   4     number of writes n
+//! 68   64*n  writes: 32-byte key, 32-byte value, in application order
 //! ```
 //!
 //! After a checkpoint the log restarts at offset 0 with the new epoch.
 //! Replay reads records from offset 0 while each is intact, carries the
 //! current epoch and the next sequence number; the first record that does
 //! not is the end of the log (a torn tail, or a record of an older epoch).
+//! A record is written only after the one before it was synced (when the
+//! sync flag is set), so an intact synced record of the same epoch found
+//! after the end means the log was damaged, not torn: replay reports it
+//! ([`Wal::replay`]) instead of dropping the commits after the damage.
 
 use std::sync::Arc;
 
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 
-use crate::error::{Result, StoreError};
+use crate::error::{Result, StoreError, Structure};
 use crate::format::{checksum, Reader};
 use crate::io::StoreFile;
 
 const MAGIC: &[u8; 4] = b"UBTW";
-const HEADER_BYTES: usize = 64;
+const HEADER_BYTES: usize = 68;
+const FLAG_SYNCED: u32 = 1;
 /// Largest record replay accepts (a commit of ~16 M writes).
 pub const RECORD_BYTES_MAX: usize = 1 << 30;
 
 /// A decoded WAL record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalRecord {
+    /// Whether its writer synced every record.
+    pub synced: bool,
     /// Epoch (checkpoint generation) the record follows.
     pub epoch: u64,
     /// Commit sequence number.
@@ -48,12 +56,13 @@ pub struct WalRecord {
 }
 
 /// Encodes a record.
-pub fn encode(epoch: u64, seq: u64, root: &Hash, writes: &[(B256, B256)]) -> Vec<u8> {
+pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, writes: &[(B256, B256)]) -> Vec<u8> {
     let len = HEADER_BYTES + 64 * writes.len();
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&[0u8; 4]);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&(if synced { FLAG_SYNCED } else { 0 }).to_le_bytes());
     out.extend_from_slice(&epoch.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(root);
@@ -82,6 +91,10 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
     if checksum(&bytes[4..len]) != stored {
         return None;
     }
+    let flags = r.u32()?;
+    if flags & !FLAG_SYNCED != 0 {
+        return None;
+    }
     let epoch = r.u64()?;
     let seq = r.u64()?;
     let root: Hash = r.array()?;
@@ -97,6 +110,7 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
         })
         .collect::<Option<Vec<_>>>()?;
     Some(WalRecord {
+        synced: flags & FLAG_SYNCED != 0,
         epoch,
         seq,
         root,
@@ -156,7 +170,10 @@ impl Wal {
 
     /// Reads the records of `epoch` from the start, expecting sequence
     /// numbers `first_seq`, `first_seq + 1`, ...; returns them and the
-    /// offset just past the last one.
+    /// offset just past the last one. Fails with `Corrupted` if a record of
+    /// a newer epoch starts the log (the checkpoint it follows was lost),
+    /// or if an intact synced record of this epoch lies past the end (the
+    /// log was damaged in the middle).
     pub fn replay(
         file: &Arc<dyn StoreFile>,
         epoch: u64,
@@ -172,12 +189,41 @@ impl Wal {
         let mut at = 0usize;
         let mut seq = first_seq;
         while let Some(record) = decode(&bytes[at..]) {
+            if at == 0 && record.epoch > epoch {
+                return Err(StoreError::corrupted(
+                    Structure::Wal,
+                    "ubt.wal offset 0",
+                    format!(
+                        "the log follows checkpoint generation {}, newer than the newest intact \
+                         meta record ({epoch}): that checkpoint's meta record was lost",
+                        record.epoch
+                    ),
+                ));
+            }
             if record.epoch != epoch || record.seq != seq {
                 break;
             }
             at += HEADER_BYTES + 64 * record.writes.len();
             seq += 1;
             records.push(record);
+        }
+        // Past the end, only torn bytes, unsynced records or older epochs.
+        for later in at + 1..bytes.len().saturating_sub(HEADER_BYTES - 1) {
+            if bytes[later + 4..later + 8] != *MAGIC {
+                continue;
+            }
+            if let Some(record) = decode(&bytes[later..]) {
+                if record.synced && record.epoch == epoch && record.seq >= seq {
+                    return Err(StoreError::corrupted(
+                        Structure::Wal,
+                        format!("ubt.wal offset {at}"),
+                        format!(
+                            "commit {seq} is damaged but commit {} at offset {later} is intact",
+                            record.seq
+                        ),
+                    ));
+                }
+            }
         }
         Ok((records, at as u64))
     }
@@ -192,8 +238,9 @@ mod tests {
         let writes: Vec<(B256, B256)> = (0..5u8)
             .map(|i| (B256::repeat_byte(i), B256::repeat_byte(i + 100)))
             .collect();
-        let record = encode(3, 17, &[4; 32], &writes);
+        let record = encode(true, 3, 17, &[4; 32], &writes);
         let decoded = decode(&record).expect("intact");
+        assert!(decoded.synced);
         assert_eq!(decoded.writes, writes);
         assert_eq!((decoded.epoch, decoded.seq, decoded.root), (3, 17, [4; 32]));
         for at in 0..record.len() {

@@ -2,15 +2,6 @@
 //! database gets one built from the sorted input ([`Db::build`]); an
 //! existing database gets the input applied as one block, committed in
 //! chunks of at most [`CHUNK_WRITES_MAX`] writes.
-//!
-//! Chunks also grow with the database: at most [`WRITES_PER_BUCKET`] writes
-//! per bucket it holds (but never fewer than [`CHUNK_WRITES_MIN`]). The
-//! engine adds a chunk's new stems to a bucket one at a time, each at a
-//! cost proportional to the bucket's size, and splits the bucket only
-//! afterwards, so a chunk far larger than the database costs time quadratic
-//! in the chunk: 100,000 random writes into a database of 100 values take
-//! about 12 s, 1,000,000 about 20 minutes. Growing chunks keep every
-//! bucket's share small.
 
 use alloy_primitives::B256;
 use rayon::slice::ParallelSliceMut;
@@ -25,10 +16,6 @@ use crate::source::read_any;
 
 /// Most writes applied and committed at once.
 pub const CHUNK_WRITES_MAX: usize = 1_000_000;
-/// Fewest writes in a chunk (but for the last).
-pub const CHUNK_WRITES_MIN: usize = 16_384;
-/// Most writes in a chunk per bucket of the database.
-pub const WRITES_PER_BUCKET: usize = 64;
 
 /// Runs `ubt load`.
 pub fn run(args: &LoadArgs) -> Result<(), CliError> {
@@ -88,7 +75,7 @@ fn apply(mut db: Db, entries: &[(B256, B256)], dir: &str) -> Result<[u8; 32], Cl
     let mut commits = 0u64;
     let mut rest = entries;
     while !rest.is_empty() {
-        let (chunk, later) = rest.split_at(chunk_len(&db).min(rest.len()));
+        let (chunk, later) = rest.split_at(CHUNK_WRITES_MAX.min(rest.len()));
         db.apply_block(chunk)?;
         commits += 1;
         bar.inc(chunk.len() as u64);
@@ -104,14 +91,6 @@ fn apply(mut db: Db, entries: &[(B256, B256)], dir: &str) -> Result<[u8; 32], Cl
         plural(commits)
     ));
     Ok(root)
-}
-
-/// Writes in the next chunk applied to `db`.
-fn chunk_len(db: &Db) -> usize {
-    let buckets = usize::try_from(db.stats().bucket_count).unwrap_or(usize::MAX);
-    buckets
-        .saturating_mul(WRITES_PER_BUCKET)
-        .clamp(CHUNK_WRITES_MIN, CHUNK_WRITES_MAX)
 }
 
 /// `"s"` unless `n` is 1.

@@ -181,7 +181,10 @@ impl Bucket {
     /// each): `writes` sorted by key with distinct keys. Returns each
     /// key's previous value, for undo.
     pub fn merge_sorted(&mut self, writes: &[(B256, B256)]) -> Vec<(B256, Option<B256>)> {
-        debug_assert!(writes.windows(2).all(|w| w[0].0 < w[1].0), "writes not sorted and distinct");
+        debug_assert!(
+            writes.windows(2).all(|w| w[0].0 < w[1].0),
+            "writes not sorted and distinct"
+        );
         let mut undo = Vec::with_capacity(writes.len());
         let mut stems: Vec<StemEntry> = Vec::with_capacity(self.stems.len() + writes.len());
         let mut values: Vec<B256> = Vec::with_capacity(self.values.len() + writes.len());
@@ -197,7 +200,11 @@ impl Bucket {
                 (None, Some(b)) => b,
                 (Some(a), Some(b)) => a.min(b),
             };
-            let old = if next_existing == Some(stem) { existing.next() } else { None };
+            let old = if next_existing == Some(stem) {
+                existing.next()
+            } else {
+                None
+            };
             if next_incoming != Some(stem) {
                 // Untouched stem: copied with its hash.
                 if let Some(entry) = old {
@@ -211,7 +218,11 @@ impl Bucket {
             self.sub_fresh[sub_bucket_of(self.prefix.len(), &stem)] = false;
             merged.clear();
             if let Some(entry) = old {
-                merged.extend(entry.sub_indices().zip(self.values[entry.value_range()].iter().copied()));
+                merged.extend(
+                    entry
+                        .sub_indices()
+                        .zip(self.values[entry.value_range()].iter().copied()),
+                );
             }
             while let Some((key, value)) = incoming.next_if(|(key, _)| Stem::of_key(key) == stem) {
                 let sub = sub_index(key);

@@ -134,6 +134,9 @@ pub trait StoreDir: Send + Sync + Debug {
     /// Whether `name` exists.
     fn exists(&self, name: &str) -> io::Result<bool>;
 
+    /// The names of the entries in the directory.
+    fn list(&self) -> io::Result<Vec<String>>;
+
     /// Makes file creations in the directory durable.
     fn sync_dir(&self) -> io::Result<()>;
 

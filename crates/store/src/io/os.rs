@@ -147,6 +147,16 @@ impl StoreDir for OsDir {
         self.file_path(name)?.try_exists()
     }
 
+    fn list(&self) -> io::Result<Vec<String>> {
+        fs::read_dir(&self.path)
+            .and_then(|entries| {
+                entries
+                    .map(|entry| entry.map(|e| e.file_name().to_string_lossy().into_owned()))
+                    .collect()
+            })
+            .map_err(|e| with_path(e, "list directory", &self.path))
+    }
+
     fn sync_dir(&self) -> io::Result<()> {
         File::open(&self.path)
             .and_then(|dir| dir.sync_all())

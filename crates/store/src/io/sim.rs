@@ -651,6 +651,12 @@ impl StoreDir for SimDir {
         Ok(disk.names.contains_key(name))
     }
 
+    fn list(&self) -> io::Result<Vec<String>> {
+        let mut disk = self.lock();
+        disk.begin_op()?;
+        Ok(disk.names.keys().cloned().collect())
+    }
+
     fn sync_dir(&self) -> io::Result<()> {
         let mut disk = self.lock();
         let op = disk.begin_op()?;

@@ -143,8 +143,8 @@ impl Store {
             return Ok(self.root);
         }
         let seq = self.commit_seq + 1;
-        let record = wal::encode(self.wal.epoch(), seq, &self.root, &self.pending);
         let sync = self.options.sync == SyncMode::Always;
+        let record = wal::encode(sync, self.wal.epoch(), seq, &self.root, &self.pending);
         if let Err(error) = self.wal.append(&record, sync) {
             self.discard_uncommitted();
             self.poison(&error);
@@ -300,14 +300,16 @@ impl Store {
             leaf_count: self.leaf_count,
             root,
         };
-        let slot_offset = (meta.generation % 2) * META_SLOT_BYTES as u64;
-        self.meta_file
-            .write_all_at(&meta.encode(), slot_offset)
-            .map_err(StoreError::io("writing the meta record"))?;
-        self.meta_file
-            .sync_data()
-            .map_err(StoreError::io("syncing the meta record"))?;
-        Counters::add(&self.counters.meta_bytes_written, META_SLOT_BYTES as u64);
+        // First copy, synced, then the second: a crash tears at most one.
+        for slot in meta.slots() {
+            self.meta_file
+                .write_all_at(&meta.encode(slot), (slot * META_SLOT_BYTES) as u64)
+                .map_err(StoreError::io("writing the meta record"))?;
+            self.meta_file
+                .sync_data()
+                .map_err(StoreError::io("syncing the meta record"))?;
+            Counters::add(&self.counters.meta_bytes_written, META_SLOT_BYTES as u64);
+        }
         Counters::add(&self.counters.checkpoints, 1);
         self.meta = meta;
         Ok(())

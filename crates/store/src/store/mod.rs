@@ -123,6 +123,9 @@ pub struct Store {
     poisoned: Option<String>,
     counters: Counters,
     last_apply: apply::ApplyTiming,
+    /// Whether a meta slot was found damaged at open (a torn checkpoint,
+    /// or one bad copy of a pair).
+    meta_slot_damaged: bool,
 }
 
 impl Store {
@@ -226,6 +229,7 @@ impl Store {
             commits: load(&self.counters.commits),
             checkpoints: load(&self.counters.checkpoints),
             poisoned: self.poisoned.clone(),
+            meta_slot_damaged: self.meta_slot_damaged,
         }
     }
 

@@ -18,8 +18,9 @@ use crate::cache::BucketCache;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{Extent, BLOCK_BYTES};
 use crate::io::os::OsDir;
+use crate::io::os::LOCK_FILE;
 use crate::io::{ReadRequest, StoreDir, StoreFile};
-use crate::meta::{Meta, META_SLOT_BYTES};
+use crate::meta::{choose, Choice, Meta, SlotState, META_SLOTS, META_SLOT_BYTES};
 use crate::options::{Options, DEFAULT_GROUP_DEPTH};
 use crate::prefix::Prefix;
 use crate::summary::{combine, Summary};
@@ -43,23 +44,47 @@ impl Store {
     /// Opens (or creates, if allowed) the database in `dir`.
     pub fn open(dir: Arc<dyn StoreDir>, options: Options) -> Result<Store> {
         options.validate()?;
+        let names = dir
+            .list()
+            .map_err(StoreError::io("listing the database directory"))?;
+        let has_meta = names.iter().any(|n| n == META_FILE);
+        if !has_meta {
+            if !options.create_if_missing {
+                return Err(StoreError::NotFound(dir.describe()));
+            }
+            let ours = [META_FILE, DATA_FILE, WAL_FILE, LOCK_FILE];
+            if names.iter().any(|n| !ours.contains(&n.as_str())) {
+                return Err(StoreError::NotADatabase(dir.describe()));
+            }
+        }
         let lock = dir.lock_exclusive().map_err(|error| match error.kind() {
             std::io::ErrorKind::WouldBlock => StoreError::Locked(dir.describe()),
             _ => StoreError::io("locking the database directory")(error),
         })?;
-        let exists = dir
-            .exists(META_FILE)
-            .map_err(StoreError::io("looking for the meta file"))?;
-        let meta = if exists {
+        let choice = if has_meta {
             read_meta(dir.as_ref())?
         } else {
-            None
+            Choice::Uncreated
         };
-        let meta = match meta {
-            Some(meta) => meta,
-            None if options.create_if_missing => create(dir.as_ref(), &options)?,
-            None if exists => return Err(StoreError::NotADatabase(dir.describe())),
-            None => return Err(StoreError::NotFound(dir.describe())),
+        let (meta, meta_slot_damaged) = match choice {
+            Choice::Current(meta, damaged) => (meta, damaged),
+            Choice::Uncreated | Choice::Lost(_) if data_files_empty(dir.as_ref(), &names)? => {
+                // A creation that never completed: nothing was ever committed.
+                if !options.create_if_missing {
+                    return Err(StoreError::NotADatabase(dir.describe()));
+                }
+                (create(dir.as_ref(), &options)?, false)
+            }
+            Choice::Uncreated => {
+                return Err(StoreError::corrupted(
+                    Structure::Meta,
+                    META_FILE,
+                    "the meta file is blank but the data file or WAL holds data",
+                ))
+            }
+            Choice::Lost(why) => {
+                return Err(StoreError::corrupted(Structure::Meta, META_FILE, why))
+            }
         };
         if let Some(requested) = options.group_depth {
             if requested != meta.group_depth {
@@ -117,6 +142,7 @@ impl Store {
             committed_counts: (meta.stem_count, meta.leaf_count),
             poisoned: None,
             counters: Counters::default(),
+            meta_slot_damaged,
             last_apply: Default::default(),
             meta,
         };
@@ -158,51 +184,57 @@ impl Store {
     }
 }
 
-/// Reads both meta slots; the valid one with the highest generation.
-/// `None` if neither is valid and the file was never completed (all zero
-/// or short): a creation that did not finish.
-fn read_meta(dir: &dyn StoreDir) -> Result<Option<Meta>> {
+/// Reads the four meta slots and chooses the current checkpoint
+/// ([`crate::meta::choose`]).
+fn read_meta(dir: &dyn StoreDir) -> Result<Choice> {
     let file = dir
         .open_file(META_FILE, false)
         .map_err(StoreError::io("opening the meta file"))?;
     let len = file
         .len()
         .map_err(StoreError::io("reading the meta file length"))?;
-    let mut bytes = vec![0u8; 2 * META_SLOT_BYTES];
+    let mut bytes = vec![0u8; META_SLOTS * META_SLOT_BYTES];
     let readable = (len as usize).min(bytes.len());
     file.read_exact_at(&mut bytes[..readable], 0)
         .map_err(StoreError::io("reading the meta file"))?;
-    let mut best: Option<Meta> = None;
-    let mut errors = Vec::new();
-    for slot in 0..2 {
-        match Meta::decode(
-            &bytes[slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES],
-            slot,
-        ) {
-            Ok(meta) => {
-                if best.is_none_or(|b| meta.generation > b.generation) {
-                    best = Some(meta);
-                }
-            }
-            Err(error @ StoreError::UnsupportedVersion { .. }) => return Err(error),
-            Err(error) => errors.push(error.to_string()),
+    let slots: [SlotState; META_SLOTS] = std::array::from_fn(|slot| SlotState::read(&bytes, slot));
+    for slot in &slots {
+        if let SlotState::Unsupported(found) = slot {
+            return Err(StoreError::UnsupportedVersion {
+                found: *found,
+                supported: crate::format::FORMAT_VERSION,
+            });
         }
     }
-    if best.is_some() {
-        return Ok(best);
-    }
-    if (len as usize) < bytes.len() || bytes.iter().all(|b| *b == 0) {
-        return Ok(None);
-    }
-    Err(StoreError::corrupted(
-        Structure::Meta,
-        META_FILE,
-        format!("no valid meta slot: {}", errors.join("; ")),
-    ))
+    Ok(choose(&slots))
 }
 
-/// Creates an empty database: empty data and WAL files, then the meta file
-/// with generation 0 in slot 0, synced, then the directory synced.
+/// Whether the data file and the WAL are missing or empty: then nothing
+/// was ever committed or checkpointed.
+fn data_files_empty(dir: &dyn StoreDir, names: &[String]) -> Result<bool> {
+    for name in [DATA_FILE, WAL_FILE] {
+        if names.iter().any(|n| n == name) {
+            let file = dir
+                .open_file(name, false)
+                .map_err(StoreError::io("opening a database file"))?;
+            if file
+                .len()
+                .map_err(StoreError::io("reading a file length"))?
+                > 0
+            {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Creates an empty database. Order matters for crashes: the data and WAL
+/// files are created, synced and their names made durable before the meta
+/// file exists, and the meta file's two copies of generation 0 are written
+/// and synced one after the other. A crash at any point leaves either no
+/// meta file or one [`read_meta`] recognises, next to empty data and WAL
+/// files: an unfinished creation, created again on the next open.
 fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
     let meta = Meta {
         generation: 0,
@@ -218,24 +250,27 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
             extent: None,
         },
     };
-    for name in [DATA_FILE, WAL_FILE] {
-        let file = dir
-            .open_file(name, true)
-            .map_err(StoreError::io("creating the database"))?;
-        file.set_len(0)
-            .and_then(|()| file.sync_data())
-            .map_err(StoreError::io("creating the database"))?;
-    }
-    let meta_file = dir
-        .open_file(META_FILE, true)
-        .map_err(StoreError::io("creating the meta file"))?;
-    let mut bytes = meta.encode();
-    bytes.resize(2 * META_SLOT_BYTES, 0);
-    meta_file
-        .write_all_at(&bytes, 0)
-        .and_then(|()| meta_file.sync_data())
-        .and_then(|()| dir.sync_dir())
-        .map_err(StoreError::io("writing the first meta record"))?;
+    let failed = StoreError::io("creating the database");
+    let create_empty = |name: &str| -> std::io::Result<Arc<dyn StoreFile>> {
+        let file = dir.open_file(name, true)?;
+        file.set_len(0)?;
+        file.sync_data()?;
+        Ok(file)
+    };
+    (|| {
+        create_empty(DATA_FILE)?;
+        create_empty(WAL_FILE)?;
+        dir.sync_dir()?;
+        let meta_file = create_empty(META_FILE)?;
+        for slot in meta.slots() {
+            meta_file.write_all_at(&meta.encode(slot), (slot * META_SLOT_BYTES) as u64)?;
+            meta_file.sync_data()?;
+        }
+        meta_file.set_len((META_SLOTS * META_SLOT_BYTES) as u64)?;
+        meta_file.sync_data()?;
+        dir.sync_dir()
+    })()
+    .map_err(failed)?;
     Ok(meta)
 }
 

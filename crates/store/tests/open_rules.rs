@@ -1,0 +1,96 @@
+//! What opening a directory does: a missing database is `NotFound` without
+//! leaving anything behind; a directory holding other files is refused
+//! (`NotADatabase`) rather than written into; a second writer is `Locked`;
+//! a group depth other than the stored one is `GroupDepthMismatch`.
+
+mod common;
+
+use alloy_primitives::B256;
+use common::temp_path;
+use ubt_store::{Options, Store, StoreError};
+
+fn listing(path: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(path)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn missing_database_leaves_nothing_behind() {
+    let path = temp_path("missing");
+    std::fs::create_dir_all(&path).expect("mkdir");
+    let options = Options {
+        create_if_missing: false,
+        ..Options::default()
+    };
+    assert!(matches!(
+        Store::open_path(&path, options.clone()),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(listing(&path).is_empty(), "left {:?}", listing(&path));
+    let absent = path.join("absent");
+    assert!(matches!(
+        Store::open_path(&absent, options),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(!absent.exists());
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}
+
+#[test]
+fn foreign_directories_are_not_written_into() {
+    let path = temp_path("foreign");
+    std::fs::create_dir_all(&path).expect("mkdir");
+    std::fs::write(path.join("notes.txt"), b"not a database").expect("write");
+    let result = Store::open_path(&path, Options::default());
+    assert!(
+        matches!(result, Err(StoreError::NotADatabase(_))),
+        "{result:?}"
+    );
+    assert_eq!(listing(&path), vec!["notes.txt".to_string()]);
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}
+
+#[test]
+fn one_writer_and_a_fixed_group_depth() {
+    let path = temp_path("rules");
+    let options = Options {
+        group_depth: Some(4),
+        ..Options::default()
+    };
+    let mut store = Store::open_path(&path, options.clone()).expect("create");
+    store
+        .apply(&[(B256::repeat_byte(1), B256::repeat_byte(2))])
+        .expect("apply");
+    store.commit().expect("commit");
+    assert!(matches!(
+        Store::open_path(&path, options.clone()),
+        Err(StoreError::Locked(_))
+    ));
+    drop(store);
+    let mismatch = Store::open_path(
+        &path,
+        Options {
+            group_depth: Some(5),
+            ..Options::default()
+        },
+    );
+    assert!(matches!(
+        mismatch,
+        Err(StoreError::GroupDepthMismatch {
+            stored: 4,
+            requested: 5
+        })
+    ));
+    let store = Store::open_path(&path, Options::default()).expect("stored depth accepted");
+    assert_eq!(store.group_depth(), 4);
+    assert_eq!(
+        store.get(&B256::repeat_byte(1)).expect("get"),
+        Some(B256::repeat_byte(2))
+    );
+    drop(store);
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}
