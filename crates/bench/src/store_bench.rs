@@ -37,10 +37,14 @@ pub struct StoreBenchConfig {
     pub memory_budget_bytes: usize,
     /// Single-threaded cold point reads.
     pub cold_reads: usize,
-    /// Keys in the cold batched read.
+    /// Most keys in the cold batched read (it uses about one key per two
+    /// buckets, up to this).
     pub batch_keys: usize,
-    /// Update blocks per phase (cold, then warm).
-    pub blocks: usize,
+    /// Cold update blocks (each after a checkpoint and dropped caches).
+    pub cold_blocks: usize,
+    /// Warm update blocks (no checkpoint between them; the checkpoint after
+    /// them is amortized over their updates).
+    pub warm_blocks: usize,
     /// Writes per block.
     pub block_writes: usize,
     /// Seed of the key/value generator.
@@ -61,7 +65,8 @@ impl StoreBenchConfig {
             memory_budget_bytes: 1 << 30,
             cold_reads: 2_000,
             batch_keys: 100_000,
-            blocks: 5,
+            cold_blocks: 5,
+            warm_blocks: 20,
             block_writes: 4_096,
             seed: 1,
             device: Some(DeviceProbeOptions::default()),
@@ -360,7 +365,12 @@ pub fn run(
     progress("cold batched read");
     db.clear_cache();
     make_cold(&db_files(&db_dir))?;
-    let keys: Vec<B256> = (0..config.batch_keys.min(config.entries as usize))
+    // About one key per two buckets, so the batch measures bucket reads
+    // rather than lookups in buckets already read.
+    let batch = config
+        .batch_keys
+        .min((db.stats().bucket_count / 2).max(1) as usize);
+    let keys: Vec<B256> = (0..batch)
         .map(|_| entries[(random.next() % config.entries.max(1)) as usize].0)
         .collect();
     let reads_before = db.stats().bucket_reads;
@@ -391,11 +401,19 @@ pub fn run(
     let mut slots_since_checkpoint = 0u64;
     for phase in ["cold", "warm"] {
         if phase == "warm" {
-            // The whole data file into the page cache.
+            // Start the warm run from a checkpoint, with the whole data file
+            // in the page cache.
+            db.checkpoint().map_err(engine_error("checkpoint"))?;
+            slots_since_checkpoint = 0;
             let _ = std::fs::read(db_dir.join(ubt_store::DATA_FILE));
         }
-        for index in 0..config.blocks {
-            progress(&format!("{phase} block {}/{}", index + 1, config.blocks));
+        let count = if phase == "cold" {
+            config.cold_blocks
+        } else {
+            config.warm_blocks
+        };
+        for index in 0..count {
+            progress(&format!("{phase} block {}/{count}", index + 1));
             if phase == "cold" {
                 db.checkpoint().map_err(engine_error("checkpoint"))?;
                 slots_since_checkpoint = 0;
@@ -539,10 +557,13 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
     out.push(TargetCheck {
         name: format!("{}-update cold block", cold.first().map_or(0, |b| b.writes)),
         target: "<= 1.5 x (bucket reads / device QD32 IOPS)".into(),
-        measured: format!(
-            "{:.1} ms median = {ratio:.2} x its I/O bound",
-            median(cold.iter().map(|b| b.total_ms))
-        ),
+        measured: match device {
+            Some(_) => format!(
+                "{:.1} ms median = {ratio:.2} x its I/O bound",
+                median(cold.iter().map(|b| b.total_ms))
+            ),
+            None => format!("{:.1} ms median", median(cold.iter().map(|b| b.total_ms))),
+        },
         met: device.map(|_| ratio <= 1.5),
     });
     out
@@ -619,7 +640,14 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
     );
     let _ = writeln!(md, "| block | reads | read ms | hash tail ms | upper ms | commit ms | total ms | I/O bound ms | store B/slot | device B/slot |");
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
-    for block in &report.blocks {
+    let warm: Vec<&BlockFigures> = report.blocks.iter().filter(|b| b.phase == "warm").collect();
+    for block in report
+        .blocks
+        .iter()
+        .filter(|b| b.phase == "cold")
+        .chain(warm.first().copied())
+        .chain(warm.last().copied())
+    {
         let _ = writeln!(
             md,
             "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {:.0} | {} |",
@@ -636,6 +664,14 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
                 "{:.0}",
                 v as f64 / block.writes as f64
             )),
+        );
+    }
+    if warm.len() > 2 {
+        let _ = writeln!(
+            md,
+            "\n(first and last of {} warm blocks shown; warm median total {:.1} ms)",
+            warm.len(),
+            median(warm.iter().map(|b| b.total_ms))
         );
     }
     let k = &report.checkpoint;

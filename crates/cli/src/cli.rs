@@ -34,6 +34,63 @@ pub enum Command {
     Stats(StatsArgs),
     /// Convert JSON-lines key/value pairs to the binary format `ubt load` reads.
     ExportBin(ExportBinArgs),
+    /// Run a benchmark.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// The benchmarks.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// The store's figures on N random keys, beside the device's limits
+    /// (bulk load, disk bytes per entry, cold point and batched reads,
+    /// cold and warm blocks of random updates, checkpoint).
+    Store(StoreBenchArgs),
+}
+
+/// Arguments of `ubt bench store`.
+#[derive(Args, Debug)]
+pub struct StoreBenchArgs {
+    /// Random 32-byte key/value pairs to load.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub entries: u64,
+    /// Working directory (the database and the device probe's 1 GiB
+    /// scratch file go here; it must be on the disk to measure).
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data")]
+    pub dir: String,
+    /// Group depth of the database (1..8).
+    #[arg(long, default_value_t = ubt_engine::DEFAULT_GROUP_DEPTH, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub group_depth: u8,
+    /// Memory budget of the database, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    pub memory_mib: usize,
+    /// Cold update blocks (each after a checkpoint and dropped caches).
+    #[arg(long, default_value_t = 5)]
+    pub cold_blocks: usize,
+    /// Warm update blocks, then one checkpoint amortized over them.
+    #[arg(long, default_value_t = 20)]
+    pub warm_blocks: usize,
+    /// Writes per update block.
+    #[arg(long, default_value_t = 4096)]
+    pub block_writes: usize,
+    /// Single-threaded cold point reads.
+    #[arg(long, default_value_t = 2000)]
+    pub cold_reads: usize,
+    /// Keys in the cold batched read.
+    #[arg(long, default_value_t = 100_000)]
+    pub batch_keys: usize,
+    /// Seed of the key/value generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Skip the device probe (no ratios to the device).
+    #[arg(long)]
+    pub no_device: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Keep the database afterwards.
+    #[arg(long)]
+    pub keep: bool,
 }
 
 /// Arguments of `ubt root`: exactly one of `--input` and `--db`.

@@ -46,6 +46,9 @@ pub enum CliError {
     /// The database reported an error.
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// A benchmark failed.
+    #[error("benchmark: {0}")]
+    Bench(#[from] ubt_bench::BenchError),
     /// `ubt verify` found problems (already printed).
     #[error("{db}: verification found {count} problem{}", if *.count == 1 { "" } else { "s" })]
     VerifyFailed {
@@ -68,7 +71,11 @@ impl CliError {
             CliError::Store(
                 StoreError::GroupDepthMismatch { .. } | StoreError::InvalidOptions(_),
             ) => 2,
-            CliError::Store(_) | CliError::Write { .. } | CliError::VerifyFailed { .. } => 1,
+            CliError::Bench(ubt_bench::BenchError::InvalidOptions { .. }) => 2,
+            CliError::Store(_)
+            | CliError::Write { .. }
+            | CliError::VerifyFailed { .. }
+            | CliError::Bench(_) => 1,
         }
     }
 }

@@ -33,6 +33,7 @@ fn main() {
         Command::Verify(args) => commands::verify::run(&args),
         Command::Stats(args) => commands::stats::run(&args),
         Command::ExportBin(args) => commands::export_bin::run(&args),
+        Command::Bench(cli::BenchCommand::Store(args)) => commands::bench_store::run(&args),
     };
     if let Err(err) = result {
         output::note(format_args!(
