@@ -1,9 +1,10 @@
 //! Bulk build: a fresh database from key/value pairs sorted by key, in one
 //! pass. Stems are cut into buckets on the fly (each bucket the shallowest
-//! prefix whose stems fit in one block), buckets are hashed and encoded in
-//! parallel batches and written sequentially, and the upper trie's pages
-//! and the meta record are written last. Until that meta record is synced
-//! the directory still opens as the empty database it was created as.
+//! prefix whose stems fit in one block) on the calling thread, while a
+//! second thread hashes and encodes the previous batches of buckets on the
+//! thread pool and writes them sequentially; the upper trie's pages and the
+//! meta record are written last. Until that meta record is synced the
+//! directory still opens as the empty database it was created as.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -25,6 +26,69 @@ use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie};
 
 /// Buckets hashed and written per parallel batch.
 const BATCH_BUCKETS: usize = 4096;
+/// Batches cut but not yet hashed, at most.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// What the hashing thread reports for one bucket.
+struct Hashed {
+    bucket: BucketId,
+    summary: Summary,
+    extent: Option<Extent>,
+    stems: u64,
+    leaves: u64,
+}
+
+/// What the hashing thread did.
+struct Consumed {
+    hashed: Vec<Hashed>,
+    next_block: u64,
+    bytes_written: u64,
+}
+
+/// Hashes, encodes and writes batches until the channel closes.
+fn hash_and_write(
+    batches: std::sync::mpsc::Receiver<Vec<(BucketId, Bucket)>>,
+    data: Arc<dyn crate::io::StoreFile>,
+) -> Result<Consumed> {
+    let mut writer = RunWriter::new(data.as_ref());
+    let mut next_block = 0u64;
+    let mut hashed = Vec::new();
+    for mut batch in batches {
+        let encoded: Vec<(Summary, Option<Vec<u8>>)> = batch
+            .par_iter_mut()
+            .map(|(_, bucket)| {
+                let summary = bucket.summary();
+                let bytes = (!bucket.is_empty()).then(|| codec::encode(bucket));
+                (summary, bytes)
+            })
+            .collect();
+        for ((bucket_id, bucket), (summary, bytes)) in batch.iter().zip(encoded) {
+            let extent = match bytes {
+                Some(bytes) => {
+                    let block = next_block;
+                    next_block += u64::from(blocks_for(bytes.len()));
+                    let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    writer.write(block, &bytes)?;
+                    Some(Extent::at_block(block, bytes.len(), crc))
+                }
+                None => None,
+            };
+            hashed.push(Hashed {
+                bucket: *bucket_id,
+                summary,
+                extent,
+                stems: bucket.stem_count() as u64,
+                leaves: bucket.leaf_count() as u64,
+            });
+        }
+    }
+    writer.flush()?;
+    Ok(Consumed {
+        hashed,
+        next_block,
+        bytes_written: writer.written,
+    })
+}
 
 /// What a bulk build did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -91,20 +155,18 @@ impl<I: Iterator<Item = (B256, B256)>> StemReader<I> {
     }
 }
 
-/// The streaming partitioner and writer.
-struct Builder<'a, I: Iterator> {
+/// The streaming partitioner.
+struct Builder<I: Iterator> {
     reader: StemReader<I>,
     lookahead: VecDeque<InputStem>,
     group_depth: u8,
     nodes: Vec<UpperNode>,
     buckets: Vec<BucketSlot>,
     batch: Vec<(BucketId, Bucket)>,
-    writer: RunWriter<'a>,
-    next_block: u64,
-    report: BuildReport,
+    batches: std::sync::mpsc::SyncSender<Vec<(BucketId, Bucket)>>,
 }
 
-impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
+impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
     /// How many lookahead stems lie under `prefix`, and whether they all fit
     /// in one bucket (reading more input as needed).
     fn scan(&mut self, prefix: &Prefix) -> Result<(usize, bool)> {
@@ -201,33 +263,14 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<'_, I> {
         Ok(())
     }
 
-    /// Hashes and encodes the batch in parallel, then writes it.
+    /// Hands the batch to the hashing thread. If that thread has stopped,
+    /// its error is reported when it is joined.
     fn flush_batch(&mut self) -> Result<()> {
-        let mut batch = std::mem::take(&mut self.batch);
-        let encoded: Vec<(Summary, Option<Vec<u8>>)> = batch
-            .par_iter_mut()
-            .map(|(_, bucket)| {
-                let summary = bucket.summary();
-                let bytes = (!bucket.is_empty()).then(|| codec::encode(bucket));
-                (summary, bytes)
-            })
-            .collect();
-        for ((id, bucket), (summary, bytes)) in batch.iter().zip(encoded) {
-            let slot = &mut self.buckets[*id as usize];
-            let leaf = &mut self.nodes[slot.leaf as usize];
-            leaf.summary = summary;
-            leaf.stale = false;
-            self.report.stem_count += bucket.stem_count() as u64;
-            self.report.leaf_count += bucket.leaf_count() as u64;
-            if let Some(bytes) = bytes {
-                let blocks = blocks_for(bytes.len());
-                let block = self.next_block;
-                self.next_block += u64::from(blocks);
-                let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                self.writer.write(block, &bytes)?;
-                slot.extent = Some(Extent::at_block(block, bytes.len(), crc));
-                self.report.buckets_written += 1;
-            }
+        let batch = std::mem::take(&mut self.batch);
+        if !batch.is_empty() && self.batches.send(batch).is_err() {
+            return Err(StoreError::io("writing the bulk build")(
+                std::io::Error::other("the hashing thread stopped"),
+            ));
         }
         Ok(())
     }
@@ -256,33 +299,55 @@ impl Store {
             return Err(StoreError::AlreadyExists(store.dir.describe()));
         }
         let data = Arc::clone(&store.data);
-        let mut builder = Builder {
-            reader: StemReader {
-                input: entries.into_iter().peekable(),
-                last_key: None,
-                index: 0,
-            },
-            lookahead: VecDeque::new(),
-            group_depth: store.trie.group_depth(),
-            nodes: Vec::new(),
-            buckets: Vec::new(),
-            batch: Vec::new(),
-            writer: RunWriter::new(data.as_ref()),
-            next_block: 0,
-            report: BuildReport::default(),
+        let group_depth = store.trie.group_depth();
+        let (sender, receiver) = std::sync::mpsc::sync_channel(BATCHES_IN_FLIGHT);
+        let (partitioned, consumed) = std::thread::scope(|scope| {
+            let hasher = scope.spawn(move || hash_and_write(receiver, data));
+            let mut builder = Builder {
+                reader: StemReader {
+                    input: entries.into_iter().peekable(),
+                    last_key: None,
+                    index: 0,
+                },
+                lookahead: VecDeque::new(),
+                group_depth,
+                nodes: Vec::new(),
+                buckets: Vec::new(),
+                batch: Vec::new(),
+                batches: sender,
+            };
+            let root = builder.push_node(0, Link::Leaf(BucketId::MAX));
+            let partitioned = builder
+                .build_from(root, Prefix::ROOT)
+                .and_then(|()| builder.flush_batch())
+                .map(|()| (builder.nodes, builder.buckets, builder.reader.index));
+            // Closing the channel ends the hashing thread.
+            drop(builder.batches);
+            let consumed = hasher
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (partitioned, consumed)
+        });
+        let consumed = consumed?;
+        let (mut nodes, mut buckets, entries_read) = partitioned?;
+        let mut report = BuildReport {
+            entries_read,
+            ..BuildReport::default()
         };
-        let root = builder.push_node(0, Link::Leaf(BucketId::MAX));
-        builder.build_from(root, Prefix::ROOT)?;
-        builder.flush_batch()?;
-        builder.report.entries_read = builder.reader.index;
-        let Builder {
-            nodes,
-            buckets,
-            mut writer,
-            next_block,
-            mut report,
-            ..
-        } = builder;
+        for hashed in consumed.hashed {
+            let slot = &mut buckets[hashed.bucket as usize];
+            slot.extent = hashed.extent;
+            let leaf = &mut nodes[slot.leaf as usize];
+            leaf.summary = hashed.summary;
+            leaf.stale = false;
+            report.stem_count += hashed.stems;
+            report.leaf_count += hashed.leaves;
+            report.buckets_written += u64::from(hashed.extent.is_some());
+        }
+        let next_block = consumed.next_block;
+        let data = Arc::clone(&store.data);
+        let mut writer = RunWriter::new(data.as_ref());
+        super::Counters::add(&store.counters.data_bytes_written, consumed.bytes_written);
 
         let mut trie = UpperTrie::from_nodes(nodes, store.trie.group_depth());
         store.root = trie.rehash().hash;
