@@ -5,8 +5,21 @@
 //! directly (SHA-NI through `sha2` where the CPU has it) skips the streaming
 //! buffer of the `Digest` API; [`hash64`] costs two compressions, [`hash32`]
 //! one. Key derivation, which is not on the hot path, uses [`sha256`].
+//!
+//! [`hash64_many`] and [`hash32_many`] hash many independent messages at
+//! once; on x86-64 CPUs with the SHA extensions they interleave several
+//! messages per compression so the SHA unit's latency is hidden, elsewhere
+//! they loop over the single-message functions.
 
 use sha2::{Digest, Sha256};
+
+#[cfg(target_arch = "x86_64")]
+mod constants;
+mod many;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub use many::{force_portable, hash32_many, hash64_many};
 
 /// A 32-byte node hash.
 pub type Hash = [u8; 32];
