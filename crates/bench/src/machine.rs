@@ -49,7 +49,11 @@ impl MachineInfo {
         format!(
             "{} x {}, {:.0} GiB RAM, Linux {}",
             self.cpus,
-            if self.cpu.is_empty() { "CPU" } else { &self.cpu },
+            if self.cpu.is_empty() {
+                "CPU"
+            } else {
+                &self.cpu
+            },
             self.memory_bytes as f64 / (1u64 << 30) as f64,
             self.kernel
         )

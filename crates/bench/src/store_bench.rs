@@ -235,10 +235,14 @@ impl Random {
 }
 
 fn db_files(db_dir: &Path) -> Vec<PathBuf> {
-    [ubt_store::DATA_FILE, ubt_store::META_FILE, ubt_store::WAL_FILE]
-        .iter()
-        .map(|name| db_dir.join(name))
-        .collect()
+    [
+        ubt_store::DATA_FILE,
+        ubt_store::META_FILE,
+        ubt_store::WAL_FILE,
+    ]
+    .iter()
+    .map(|name| db_dir.join(name))
+    .collect()
 }
 
 fn dir_bytes(db_dir: &Path) -> u64 {
@@ -261,8 +265,12 @@ fn store_bytes(stats: &ubt_engine::Stats) -> u64 {
 }
 
 /// Runs the benchmark; `progress` receives one line per phase.
-pub fn run(config: &StoreBenchConfig, progress: &mut dyn FnMut(&str)) -> Result<StoreBenchReport, BenchError> {
-    std::fs::create_dir_all(&config.dir).map_err(|e| BenchError::io_at("creating", &config.dir, e))?;
+pub fn run(
+    config: &StoreBenchConfig,
+    progress: &mut dyn FnMut(&str),
+) -> Result<StoreBenchReport, BenchError> {
+    std::fs::create_dir_all(&config.dir)
+        .map_err(|e| BenchError::io_at("creating", &config.dir, e))?;
     let machine = crate::machine::MachineInfo::read();
     let device = match &config.device {
         Some(options) => {
@@ -284,14 +292,17 @@ pub fn run(config: &StoreBenchConfig, progress: &mut dyn FnMut(&str)) -> Result<
     progress(&format!("generating {} random pairs", config.entries));
     let started = Instant::now();
     let mut random = Random(config.seed);
-    let mut entries: Vec<(B256, B256)> = (0..config.entries).map(|_| (random.b256(), random.b256())).collect();
+    let mut entries: Vec<(B256, B256)> = (0..config.entries)
+        .map(|_| (random.b256(), random.b256()))
+        .collect();
     let generate_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
     entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let sort_s = started.elapsed().as_secs_f64();
     progress("bulk build");
     let started = Instant::now();
-    let (db, _) = Db::build(&db_dir, options.clone(), entries.iter().copied()).map_err(engine_error("bulk build"))?;
+    let (db, _) = Db::build(&db_dir, options.clone(), entries.iter().copied())
+        .map_err(engine_error("bulk build"))?;
     let build_s = started.elapsed().as_secs_f64();
     let stats = db.stats();
     let disk_bytes = dir_bytes(&db_dir);
@@ -307,7 +318,8 @@ pub fn run(config: &StoreBenchConfig, progress: &mut dyn FnMut(&str)) -> Result<
         pages: stats.page_count,
         upper_trie_bytes: stats.upper_trie_bytes,
     };
-    db.close().map_err(engine_error("closing after the build"))?;
+    db.close()
+        .map_err(engine_error("closing after the build"))?;
 
     progress("cold point reads");
     let cold = make_cold(&db_files(&db_dir))?;
@@ -390,7 +402,12 @@ pub fn run(config: &StoreBenchConfig, progress: &mut dyn FnMut(&str)) -> Result<
                 make_cold(&db_files(&db_dir))?;
             }
             let writes: Vec<(B256, B256)> = (0..config.block_writes)
-                .map(|_| (entries[(random.next() % config.entries.max(1)) as usize].0, random.b256()))
+                .map(|_| {
+                    (
+                        entries[(random.next() % config.entries.max(1)) as usize].0,
+                        random.b256(),
+                    )
+                })
                 .collect();
             let before = db.stats();
             let device_before = counters.as_ref().and_then(DeviceCounters::sectors_written);
@@ -470,7 +487,11 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
         name: "cold point read p50".into(),
         target: "<= 1.2 x device QD1 p50".into(),
         measured: match device {
-            Some(d) => format!("{p50:.0} us = {:.2} x device {:.0} us", p50 / d.qd1_latency_p50_us, d.qd1_latency_p50_us),
+            Some(d) => format!(
+                "{p50:.0} us = {:.2} x device {:.0} us",
+                p50 / d.qd1_latency_p50_us,
+                d.qd1_latency_p50_us
+            ),
             None => format!("{p50:.0} us"),
         },
         met: device.map(|d| p50 <= 1.2 * d.qd1_latency_p50_us),
@@ -480,7 +501,11 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
         name: "cold batched reads".into(),
         target: ">= 0.75 x device QD32 IOPS".into(),
         measured: match device {
-            Some(d) => format!("{batched:.0}/s = {:.2} x device {:.0}/s", batched / d.qd32_reads_per_s, d.qd32_reads_per_s),
+            Some(d) => format!(
+                "{batched:.0}/s = {:.2} x device {:.0}/s",
+                batched / d.qd32_reads_per_s,
+                d.qd32_reads_per_s
+            ),
             None => format!("{batched:.0}/s"),
         },
         met: device.map(|d| batched >= 0.75 * d.qd32_reads_per_s),
@@ -506,7 +531,10 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
         met: Some(per_slot <= 1024.0),
     });
     let cold: Vec<&BlockFigures> = report.blocks.iter().filter(|b| b.phase == "cold").collect();
-    let ratio = median(cold.iter().filter_map(|b| b.io_bound_ms.map(|bound| b.total_ms / bound)));
+    let ratio = median(
+        cold.iter()
+            .filter_map(|b| b.io_bound_ms.map(|bound| b.total_ms / bound)),
+    );
     out.push(TargetCheck {
         name: format!("{}-update cold block", cold.first().map_or(0, |b| b.writes)),
         target: "<= 1.5 x (bucket reads / device QD32 IOPS)".into(),
@@ -524,7 +552,13 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
     use std::fmt::Write;
     let mut md = String::new();
     let b = &report.build;
-    let _ = writeln!(md, "N = {} random 32-byte keys and values, group depth {}; {}\n", report.entries, report.group_depth, report.machine.summary());
+    let _ = writeln!(
+        md,
+        "N = {} random 32-byte keys and values, group depth {}; {}\n",
+        report.entries,
+        report.group_depth,
+        report.machine.summary()
+    );
     if let Some(d) = &report.device {
         let _ = writeln!(
             md,
@@ -538,11 +572,31 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
         );
     }
     let _ = writeln!(md, "| build | value |\n|---|---|");
-    let _ = writeln!(md, "| generate / sort | {:.2} s / {:.2} s |", b.generate_s, b.sort_s);
-    let _ = writeln!(md, "| bulk build (sorted stream to durable) | {:.2} s = {:.0} entries/s |", b.build_s, b.entries_per_s);
-    let _ = writeln!(md, "| disk | {} bytes = {:.1} bytes/entry |", b.disk_bytes, b.disk_bytes_per_entry);
-    let _ = writeln!(md, "| buckets / mean depth / pages | {} / {:.1} / {} |", b.buckets, b.bucket_depth_mean, b.pages);
-    let _ = writeln!(md, "| resident upper trie | {:.1} MiB |\n", b.upper_trie_bytes as f64 / 1048576.0);
+    let _ = writeln!(
+        md,
+        "| generate / sort | {:.2} s / {:.2} s |",
+        b.generate_s, b.sort_s
+    );
+    let _ = writeln!(
+        md,
+        "| bulk build (sorted stream to durable) | {:.2} s = {:.0} entries/s |",
+        b.build_s, b.entries_per_s
+    );
+    let _ = writeln!(
+        md,
+        "| disk | {} bytes = {:.1} bytes/entry |",
+        b.disk_bytes, b.disk_bytes_per_entry
+    );
+    let _ = writeln!(
+        md,
+        "| buckets / mean depth / pages | {} / {:.1} / {} |",
+        b.buckets, b.bucket_depth_mean, b.pages
+    );
+    let _ = writeln!(
+        md,
+        "| resident upper trie | {:.1} MiB |\n",
+        b.upper_trie_bytes as f64 / 1048576.0
+    );
     let c = &report.cold_reads;
     let _ = writeln!(
         md,
@@ -577,7 +631,10 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
             block.total_ms,
             block.io_bound_ms.map_or("-".into(), |v| format!("{v:.1}")),
             block.bytes_per_slot,
-            block.device_bytes_written.map_or("-".into(), |v| format!("{:.0}", v as f64 / block.writes as f64)),
+            block.device_bytes_written.map_or("-".into(), |v| format!(
+                "{:.0}",
+                v as f64 / block.writes as f64
+            )),
         );
     }
     let k = &report.checkpoint;

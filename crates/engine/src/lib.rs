@@ -32,7 +32,8 @@ use ubt_spec::hash::Hash;
 pub use ubt_store::io::{ReadBackendChoice, StoreDir};
 use ubt_store::Store;
 pub use ubt_store::{
-    ApplyTiming, BuildReport, Options, Stats, StoreError as Error, SyncMode, VerifyReport, DEFAULT_GROUP_DEPTH,
+    ApplyTiming, BuildReport, Options, Stats, StoreError as Error, SyncMode, VerifyReport,
+    DEFAULT_GROUP_DEPTH,
 };
 
 /// Result alias of the engine.
