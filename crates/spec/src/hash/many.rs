@@ -19,8 +19,10 @@ pub fn force_portable(portable: bool) {
     PORTABLE_ONLY.set(portable);
 }
 
+/// The accelerated kernel, unless this thread forces the portable path or
+/// the CPU lacks the features.
 #[cfg(target_arch = "x86_64")]
-fn accelerated() -> Option<super::x86::ShaNi> {
+pub(super) fn accelerated() -> Option<super::x86::ShaNi> {
     if PORTABLE_ONLY.get() {
         None
     } else {

@@ -15,10 +15,12 @@ use sha2::{Digest, Sha256};
 
 #[cfg(target_arch = "x86_64")]
 mod constants;
+mod lone;
 mod many;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+pub(crate) use lone::{lone_leaf_stems, LoneLeaf};
 pub use many::{force_portable, hash32_many, hash64_many};
 
 /// A 32-byte node hash.

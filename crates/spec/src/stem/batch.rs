@@ -1,0 +1,238 @@
+//! Stem hashes of many stems at once.
+//!
+//! Within one stem the hashes form a chain (a single-value stem is one leaf
+//! hash, eight pair hashes and the stem hash, each needing the previous), but
+//! different stems are independent. So stems are taken a chunk at a time and
+//! hashed level by level: all leaf hashes of the chunk in one batch, then
+//! each of the eight pair levels of every stem in one batch, then every stem
+//! hash in one batch, each batch through the interleaved
+//! [`hash64_many`]/[`hash32_many`]. Stems with a single value, the common
+//! case, skip the level bookkeeping: a dedicated kernel runs each one's whole
+//! chain in registers, several stems side by side.
+
+use std::cell::Cell;
+
+use alloy_primitives::B256;
+
+use crate::hash::{hash32_many, hash64_many, lone_leaf_stems, Hash, LoneLeaf, ZERO_HASH};
+use crate::key::Stem;
+
+/// A stem and its present values, the input of [`stem_hashes`].
+pub trait StemLeaves {
+    /// The stem.
+    fn stem(&self) -> &Stem;
+    /// The present values as `(sub_index, value)`, strictly ascending by
+    /// sub-index (at most 256 of them).
+    fn leaves(&self) -> impl Iterator<Item = (u8, &B256)> + '_;
+}
+
+impl StemLeaves for (Stem, &[(u8, B256)]) {
+    fn stem(&self) -> &Stem {
+        &self.0
+    }
+    fn leaves(&self) -> impl Iterator<Item = (u8, &B256)> + '_ {
+        self.1.iter().map(|(i, v)| (*i, v))
+    }
+}
+
+impl StemLeaves for (&Stem, &[(u8, B256)]) {
+    fn stem(&self) -> &Stem {
+        self.0
+    }
+    fn leaves(&self) -> impl Iterator<Item = (u8, &B256)> + '_ {
+        self.1.iter().map(|(i, v)| (*i, v))
+    }
+}
+
+/// Leaves per chunk of many-value stems: enough independent work to fill the
+/// kernel's lanes at every level, small enough for the scratch buffers to
+/// stay in L1/L2.
+const CHUNK_LEAVES: usize = 512;
+
+/// Single-value stems per chunk.
+const CHUNK_LONE: usize = 256;
+
+/// `out[i] = stem_hash(stem, &subtree_root(leaves))` for every
+/// `stems[i]`, computed with the hashes of different stems interleaved.
+///
+/// Equal to the one-stem-at-a-time [`stem_hash`](super::stem_hash) of
+/// [`subtree_root`](super::subtree_root) for any input (a stem without values
+/// gets the hash of a zero subtree root, as there), and about twice as fast
+/// where the CPU has SHA extensions. Sub-indices must be strictly ascending
+/// within each stem, as for `subtree_root`.
+///
+/// # Panics
+///
+/// If `out` and `stems` differ in length.
+pub fn stem_hashes<S: StemLeaves>(stems: &[S], out: &mut [Hash]) {
+    assert_eq!(stems.len(), out.len(), "one output per stem");
+    thread_local! {
+        static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+    }
+    // Taken out rather than borrowed, so a nested call (from a `leaves`
+    // implementation) just starts with empty buffers.
+    let mut scratch = SCRATCH.take();
+    for (at, stem) in stems.iter().enumerate() {
+        scratch.push_stem(at, stem);
+        if scratch.lone.len() >= CHUNK_LONE {
+            scratch.finish_lone(out);
+        }
+        if scratch.values.len() >= CHUNK_LEAVES {
+            scratch.finish_chunk(out);
+        }
+    }
+    scratch.finish_lone(out);
+    scratch.finish_chunk(out);
+    SCRATCH.set(scratch);
+}
+
+/// Reusable buffers for one chunk of stems.
+#[derive(Default)]
+struct Scratch {
+    /// Single-value stems, hashed by a dedicated kernel, and their slots
+    /// in the output.
+    lone: Vec<LoneLeaf>,
+    lone_at: Vec<usize>,
+    /// The other stems: output slot, and the first half of the stem node's
+    /// message (stem and zero byte).
+    chunk_at: Vec<usize>,
+    prefixes: Vec<[u8; 32]>,
+    /// Present entries at the current level, all stems of the chunk in
+    /// order: position at this level and hash.
+    positions: Vec<u16>,
+    hashes: Vec<Hash>,
+    /// Entries per stem at the current level.
+    counts: Vec<u16>,
+    /// The next level under construction.
+    next_positions: Vec<u16>,
+    next_hashes: Vec<Hash>,
+    /// Leaf values waiting for their hash.
+    values: Vec<[u8; 32]>,
+    /// Messages of the current batch, and the hashes of a finished batch.
+    messages: Vec<[u8; 64]>,
+    results: Vec<Hash>,
+}
+
+impl Scratch {
+    /// Queues the stem whose hash goes to output slot `at`.
+    fn push_stem(&mut self, at: usize, stem: &impl StemLeaves) {
+        let before = self.values.len();
+        for (sub_index, value) in stem.leaves() {
+            debug_assert!(
+                self.values.len() == before
+                    || self
+                        .positions
+                        .last()
+                        .is_some_and(|&p| p < u16::from(sub_index)),
+                "sub-indices not ascending"
+            );
+            self.positions.push(u16::from(sub_index));
+            self.values.push(value.0);
+        }
+        let mut prefix = [0u8; 32];
+        prefix[..31].copy_from_slice(&stem.stem().0);
+        let count = self.values.len() - before;
+        if count == 1 {
+            let (Some(value), Some(sub_index)) = (self.values.pop(), self.positions.pop()) else {
+                unreachable!("one value was just queued");
+            };
+            self.lone.push(LoneLeaf {
+                prefix,
+                value,
+                sub_index: sub_index as u8,
+            });
+            self.lone_at.push(at);
+        } else {
+            self.counts.push(count as u16);
+            self.prefixes.push(prefix);
+            self.chunk_at.push(at);
+        }
+    }
+
+    /// Hashes the queued single-value stems into their `out` slots.
+    fn finish_lone(&mut self, out: &mut [Hash]) {
+        self.results.resize(self.lone.len(), ZERO_HASH);
+        lone_leaf_stems(&self.lone, &mut self.results);
+        for (&at, hash) in self.lone_at.iter().zip(&self.results) {
+            out[at] = *hash;
+        }
+        self.lone.clear();
+        self.lone_at.clear();
+    }
+
+    /// Hashes the queued many-value stems into their `out` slots.
+    fn finish_chunk(&mut self, out: &mut [Hash]) {
+        self.hashes.resize(self.values.len(), ZERO_HASH);
+        hash32_many(&self.values, &mut self.hashes);
+        for _ in 0..8 {
+            self.pair_level();
+        }
+        self.messages.clear();
+        let mut at = 0;
+        for (prefix, &count) in self.prefixes.iter().zip(&self.counts) {
+            let root = if count == 0 {
+                &ZERO_HASH
+            } else {
+                &self.hashes[at]
+            };
+            at += usize::from(count);
+            let mut message = [0u8; 64];
+            message[..32].copy_from_slice(prefix);
+            message[32..].copy_from_slice(root);
+            self.messages.push(message);
+        }
+        self.results.resize(self.messages.len(), ZERO_HASH);
+        hash64_many(&self.messages, &mut self.results);
+        for (&at, hash) in self.chunk_at.iter().zip(&self.results) {
+            out[at] = *hash;
+        }
+        self.chunk_at.clear();
+        self.prefixes.clear();
+        self.positions.clear();
+        self.hashes.clear();
+        self.counts.clear();
+        self.values.clear();
+    }
+
+    /// Replaces every stem's entries by those of the level above: siblings
+    /// paired (an absent sibling is zero), pairs of zeros dropped.
+    fn pair_level(&mut self) {
+        self.messages.clear();
+        self.next_positions.clear();
+        let mut at = 0;
+        for count in &mut self.counts {
+            let end = at + usize::from(*count);
+            let mut kept = 0u16;
+            while at < end {
+                let position = self.positions[at];
+                let mut message = [0u8; 64];
+                if at + 1 < end
+                    && position.is_multiple_of(2)
+                    && self.positions[at + 1] == position + 1
+                {
+                    message[..32].copy_from_slice(&self.hashes[at]);
+                    message[32..].copy_from_slice(&self.hashes[at + 1]);
+                    at += 2;
+                } else {
+                    // A lone child goes left or right by its parity, with
+                    // zero beside it (no branch on the parity: it is random).
+                    let hash = &self.hashes[at];
+                    at += 1;
+                    if hash == &ZERO_HASH {
+                        continue; // zero and absent: the parent is zero too
+                    }
+                    let side = 32 * usize::from(position % 2);
+                    message[side..side + 32].copy_from_slice(hash);
+                }
+                self.messages.push(message);
+                self.next_positions.push(position / 2);
+                kept += 1;
+            }
+            *count = kept;
+        }
+        self.next_hashes.resize(self.messages.len(), ZERO_HASH);
+        hash64_many(&self.messages, &mut self.next_hashes);
+        std::mem::swap(&mut self.positions, &mut self.next_positions);
+        std::mem::swap(&mut self.hashes, &mut self.next_hashes);
+    }
+}
