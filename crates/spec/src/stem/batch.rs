@@ -204,26 +204,29 @@ impl Scratch {
             let end = at + usize::from(*count);
             let mut kept = 0u16;
             while at < end {
+                // Sibling order is random, so the cases are selected
+                // without branches: the entry pairs with the next one
+                // (both present), or goes left or right of a zero.
                 let position = self.positions[at];
-                let mut message = [0u8; 64];
-                if at + 1 < end
-                    && position.is_multiple_of(2)
-                    && self.positions[at + 1] == position + 1
-                {
-                    message[..32].copy_from_slice(&self.hashes[at]);
-                    message[32..].copy_from_slice(&self.hashes[at + 1]);
-                    at += 2;
+                let next = (at + 1).min(end - 1);
+                let odd = !position.is_multiple_of(2);
+                let paired = (at + 1 < end) & !odd & (self.positions[next] == position + 1);
+                let here = &self.hashes[at];
+                let left = if odd { &ZERO_HASH } else { here };
+                let right = if paired {
+                    &self.hashes[next]
+                } else if odd {
+                    here
                 } else {
-                    // A lone child goes left or right by its parity, with
-                    // zero beside it (no branch on the parity: it is random).
-                    let hash = &self.hashes[at];
-                    at += 1;
-                    if hash == &ZERO_HASH {
-                        continue; // zero and absent: the parent is zero too
-                    }
-                    let side = 32 * usize::from(position % 2);
-                    message[side..side + 32].copy_from_slice(hash);
+                    &ZERO_HASH
+                };
+                at += 1 + usize::from(paired);
+                if !paired && here == &ZERO_HASH {
+                    continue; // zero and absent: the parent is zero too
                 }
+                let mut message = [0u8; 64];
+                message[..32].copy_from_slice(left);
+                message[32..].copy_from_slice(right);
                 self.messages.push(message);
                 self.next_positions.push(position / 2);
                 kept += 1;
