@@ -11,7 +11,7 @@
 //!   device's.
 //! * [`diskstats`], [`machine`], [`stats`]: device write counters, machine
 //!   facts and percentiles for reports.
-//! * [`error`]: [`BenchError`].
+//! * [`error`]: the crate's error type, [`BenchError`].
 
 pub mod cold;
 pub mod device;

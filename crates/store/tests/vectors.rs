@@ -180,7 +180,7 @@ fn bulk_build_matches_the_vectors() {
             entries.extend(trie_step_writes(step));
         }
         // Stable sort: the last write of a key wins, as in the build.
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by_key(|e| e.0);
         for group_depth in [1u8, 5, 8] {
             let (_sim, dir) = sim_dir();
             let (store, report) = Store::build(
