@@ -31,8 +31,9 @@ use rounds::{hash32_lanes, hash64_lanes};
 mod lone;
 mod rounds;
 
-/// 64-byte messages compressed side by side. Measured on a Zen 5 core: 1, 2,
-/// 3 and 4 lanes give 50, 46, 42 and 41 ns per message.
+/// 64-byte messages compressed side by side. Measured on a Zen 5 core
+/// (medians, one run): 1, 2, 3 and 4 lanes give 50, 46, 42 and 41 ns per
+/// message.
 const LANES64: usize = 4;
 
 /// 32-byte messages compressed side by side (one block each, so the schedule
