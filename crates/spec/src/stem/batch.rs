@@ -61,7 +61,7 @@ const CHUNK_LONE: usize = 256;
 /// where the CPU has SHA extensions. Sub-indices must be strictly ascending
 /// within each stem, as for `subtree_root`.
 ///
-/// Scratch buffers are kept per thread between calls (some tens of KiB),
+/// Scratch buffers are kept per thread between calls (up to about 200 KiB),
 /// so calling this from many threads, each with its own stems, is fine.
 ///
 /// # Panics
