@@ -30,6 +30,17 @@ pub(super) fn accelerated() -> Option<super::x86::ShaNi> {
     }
 }
 
+/// Whether the batch functions on this thread use the interleaved kernel
+/// (the CPU has it and [`force_portable`] is off). Without it, batching
+/// gains nothing, and callers with their own bookkeeping may skip it.
+pub(crate) fn interleaved() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if accelerated().is_some() {
+        return true;
+    }
+    false
+}
+
 /// SHA-256 of each 64-byte message: `out[i] = hash64(&messages[i])`.
 ///
 /// Any number of messages; they are compressed in interleaved groups where

@@ -21,6 +21,7 @@ mod many;
 mod x86;
 
 pub(crate) use lone::{lone_leaf_stems, LoneLeaf};
+pub(crate) use many::interleaved;
 pub use many::{force_portable, hash32_many, hash64_many};
 
 /// A 32-byte node hash.
