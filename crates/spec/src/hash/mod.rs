@@ -7,9 +7,10 @@
 //! one. Key derivation, which is not on the hot path, uses [`sha256`].
 //!
 //! [`hash64_many`] and [`hash32_many`] hash many independent messages at
-//! once; on x86-64 CPUs with the SHA extensions they interleave several
-//! messages per compression so the SHA unit's latency is hidden, elsewhere
-//! they loop over the single-message functions.
+//! once; on x86-64 CPUs with the SHA extensions an own kernel compresses
+//! several messages side by side (overlapping their dependency chains) with
+//! a precomputed schedule for the fixed padding block, elsewhere they loop
+//! over the single-message functions.
 
 use sha2::{Digest, Sha256};
 
