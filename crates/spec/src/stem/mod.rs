@@ -1,8 +1,16 @@
 //! Stem-node hashing (spec section 6): the 8-level subtree over a stem's 256
 //! value slots, where two zero children give zero, and the stem hash
 //! `sha256(stem || 0x00 || subtree_root)`.
+//!
+//! [`subtree_root`] and [`stem_hash`] handle one stem; [`stem_hashes`] gives
+//! the same hashes for many stems at once, interleaving their independent
+//! hash chains.
 
 use alloy_primitives::B256;
+
+mod batch;
+
+pub use batch::{stem_hashes, StemLeaves};
 
 use crate::hash::{hash32, hash64, hash_pair, Hash, ZERO_HASH};
 use crate::key::Stem;

@@ -5,8 +5,25 @@
 //! directly (SHA-NI through `sha2` where the CPU has it) skips the streaming
 //! buffer of the `Digest` API; [`hash64`] costs two compressions, [`hash32`]
 //! one. Key derivation, which is not on the hot path, uses [`sha256`].
+//!
+//! [`hash64_many`] and [`hash32_many`] hash many independent messages at
+//! once; on x86-64 CPUs with the SHA extensions an own kernel compresses
+//! several messages side by side (overlapping their dependency chains) with
+//! a precomputed schedule for the fixed padding block, elsewhere they loop
+//! over the single-message functions.
 
 use sha2::{Digest, Sha256};
+
+#[cfg(target_arch = "x86_64")]
+mod constants;
+mod lone;
+mod many;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+pub(crate) use lone::{lone_leaf_stems, LoneLeaf};
+pub(crate) use many::interleaved;
+pub use many::{force_portable, hash32_many, hash64_many};
 
 /// A 32-byte node hash.
 pub type Hash = [u8; 32];

@@ -1,0 +1,80 @@
+//! The batch hash entry points agree with the single-message ones: random
+//! messages at every batch length 0..300, on the accelerated path (where the
+//! CPU has one) and on the forced portable path.
+
+use ubt_spec::hash::{force_portable, hash32, hash32_many, hash64, hash64_many, sha256, Hash};
+
+/// Deterministic pseudo-random bytes (splitmix64).
+struct Bytes(u64);
+
+impl Bytes {
+    fn fill(&mut self, out: &mut [u8]) {
+        for byte in out {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *byte = (z ^ (z >> 31)) as u8;
+        }
+    }
+}
+
+fn check_lengths(portable: bool) {
+    force_portable(portable);
+    let mut bytes = Bytes(u64::from(portable));
+    for len in 0..300 {
+        let mut m64 = vec![[0u8; 64]; len];
+        let mut m32 = vec![[0u8; 32]; len];
+        for m in &mut m64 {
+            bytes.fill(m);
+        }
+        for m in &mut m32 {
+            bytes.fill(m);
+        }
+        let mut out = vec![[0xffu8; 32]; len];
+        hash64_many(&m64, &mut out);
+        let expected: Vec<Hash> = m64.iter().map(hash64).collect();
+        assert_eq!(out, expected, "hash64_many, {len} messages");
+        hash32_many(&m32, &mut out);
+        let expected: Vec<Hash> = m32.iter().map(hash32).collect();
+        assert_eq!(out, expected, "hash32_many, {len} messages");
+    }
+    force_portable(false);
+}
+
+#[test]
+fn many_matches_single_on_the_default_path() {
+    check_lengths(false);
+}
+
+#[test]
+fn many_matches_single_on_the_portable_path() {
+    check_lengths(true);
+}
+
+#[test]
+fn many_matches_streaming_sha256_on_edge_messages() {
+    let messages64 = [[0u8; 64], [0xff; 64], [0x80; 64], {
+        let mut m = [0u8; 64];
+        m[63] = 1;
+        m
+    }];
+    let mut out = [[0u8; 32]; 4];
+    hash64_many(&messages64, &mut out);
+    for (m, h) in messages64.iter().zip(&out) {
+        assert_eq!(*h, sha256(m));
+    }
+    let messages32 = [[0u8; 32], [0xff; 32], [0x80; 32]];
+    let mut out = [[0u8; 32]; 3];
+    hash32_many(&messages32, &mut out);
+    for (m, h) in messages32.iter().zip(&out) {
+        assert_eq!(*h, sha256(m));
+    }
+}
+
+#[test]
+#[should_panic(expected = "one output per message")]
+fn many_rejects_mismatched_output() {
+    let mut out = [[0u8; 32]; 1];
+    hash64_many(&[[0u8; 64]; 2], &mut out);
+}
