@@ -25,7 +25,7 @@ mod stems;
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 use ubt_spec::key::{sub_index, Stem};
-use ubt_spec::stem::{stem_hash, subtree_root};
+use ubt_spec::stem::{stem_hash, stem_hashes, subtree_root, StemLeaves};
 
 use crate::prefix::Prefix;
 use crate::summary::{combine, subtrie_summary, Summary};
@@ -316,15 +316,28 @@ impl Bucket {
         start..end
     }
 
-    /// Computes the hash of every stem in `range` that lacks one.
-    fn hash_stems(&mut self, range: std::ops::Range<usize>) {
-        for at in range {
-            if self.stems[at].hash().is_some() {
-                continue;
-            }
-            let entry = &self.stems[at];
-            let root = subtree_root(entry.sub_indices().zip(&self.values[entry.value_range()]));
-            let hash = stem_hash(&entry.stem, &root);
+    /// Computes the hash of every stem in `ranges` that lacks one, all in
+    /// one batched call (several stems hashed side by side).
+    fn hash_stems(&mut self, ranges: impl IntoIterator<Item = std::ops::Range<usize>>) {
+        let missing: Vec<usize> = ranges
+            .into_iter()
+            .flatten()
+            .filter(|&at| self.stems[at].hash().is_none())
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        let views: Vec<EntryLeaves<'_>> = missing
+            .iter()
+            .map(|&at| EntryLeaves {
+                entry: &self.stems[at],
+                values: &self.values[self.stems[at].value_range()],
+            })
+            .collect();
+        let mut hashes = vec![[0u8; 32]; views.len()];
+        stem_hashes(&views, &mut hashes);
+        drop(views);
+        for (at, hash) in missing.into_iter().zip(hashes) {
             self.stems[at].set_hash(hash);
         }
     }
@@ -333,14 +346,15 @@ impl Bucket {
     /// of their stems), then combines the four sub-bucket summaries.
     pub fn summary(&mut self) -> Summary {
         let depth = self.prefix.len() + SUB_BITS;
-        for sub in 0..SUB_COUNT {
-            if self.sub_fresh[sub] {
-                continue;
+        let stale: Vec<usize> = (0..SUB_COUNT).filter(|&sub| !self.sub_fresh[sub]).collect();
+        if !stale.is_empty() {
+            let ranges: Vec<std::ops::Range<usize>> =
+                stale.iter().map(|&sub| self.sub_range(sub)).collect();
+            self.hash_stems(ranges.iter().cloned());
+            for (&sub, range) in stale.iter().zip(ranges) {
+                self.sub[sub] = subtrie_summary(&self.stems[range], depth);
+                self.sub_fresh[sub] = true;
             }
-            let range = self.sub_range(sub);
-            self.hash_stems(range.clone());
-            self.sub[sub] = subtrie_summary(&self.stems[range], depth);
-            self.sub_fresh[sub] = true;
         }
         self.summary_of_subs()
     }
@@ -375,7 +389,7 @@ impl Bucket {
         if !self.needs_split() {
             return vec![self];
         }
-        self.hash_stems(0..self.stems.len());
+        self.hash_stems([0..self.stems.len()]);
         let mut done = Vec::new();
         // Explicit stack, right child pushed first so pieces come out in order.
         let mut stack = vec![self];
@@ -452,6 +466,22 @@ impl Bucket {
 /// `prefix_len`: the [`SUB_BITS`] stem bits after the prefix.
 pub(crate) fn sub_bucket_of(prefix_len: usize, stem: &Stem) -> usize {
     (0..SUB_BITS).fold(0, |acc, i| acc << 1 | usize::from(stem.bit(prefix_len + i)))
+}
+
+/// A stem entry and its values, as the batched stem hasher sees them.
+struct EntryLeaves<'a> {
+    entry: &'a StemEntry,
+    values: &'a [B256],
+}
+
+impl StemLeaves for EntryLeaves<'_> {
+    fn stem(&self) -> &Stem {
+        &self.entry.stem
+    }
+
+    fn leaves(&self) -> impl Iterator<Item = (u8, &B256)> + '_ {
+        self.entry.sub_indices().zip(self.values)
+    }
 }
 
 /// A stem's hash from its values (for verification and bulk builds).
