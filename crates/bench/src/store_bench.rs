@@ -335,7 +335,7 @@ pub fn run(
     let mut hits = 0u64;
     for _ in 0..config.cold_reads {
         let (key, value) = entries[(random.next() % config.entries.max(1)) as usize];
-        let reads_before = db.stats().bucket_reads;
+        let reads_before = db.bucket_reads();
         let started = Instant::now();
         let found = db.get(&key).map_err(engine_error("cold get"))?;
         let micros = started.elapsed().as_secs_f64() * 1e6;
@@ -345,7 +345,7 @@ pub fn run(
                 message: format!("wrong value for {key}"),
             });
         }
-        if db.stats().bucket_reads > reads_before {
+        if db.bucket_reads() > reads_before {
             latencies.push(micros);
         } else {
             hits += 1;
@@ -373,7 +373,7 @@ pub fn run(
     let keys: Vec<B256> = (0..batch)
         .map(|_| entries[(random.next() % config.entries.max(1)) as usize].0)
         .collect();
-    let reads_before = db.stats().bucket_reads;
+    let reads_before = db.bucket_reads();
     let started = Instant::now();
     let found = db.get_many(&keys).map_err(engine_error("batched read"))?;
     let elapsed_s = started.elapsed().as_secs_f64();
@@ -383,7 +383,7 @@ pub fn run(
             message: "a present key read as absent".into(),
         });
     }
-    let bucket_reads = db.stats().bucket_reads - reads_before;
+    let bucket_reads = db.bucket_reads() - reads_before;
     let batch_read = BatchReadFigures {
         keys: keys.len() as u64,
         bucket_reads,

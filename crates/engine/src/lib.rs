@@ -149,6 +149,11 @@ impl Db {
         self.store.last_apply_timing()
     }
 
+    /// Bucket reads issued to the data file since open (cheap).
+    pub fn bucket_reads(&self) -> u64 {
+        self.store.bucket_reads()
+    }
+
     /// Drops the clean bucket cache (for cold-read measurements).
     pub fn clear_cache(&self) {
         self.store.clear_cache();

@@ -9,8 +9,8 @@
 //! 7    1     sub-bucket occupancy codes, 2 bits each (sub 0 in bits 0-1)
 //! 8    2     stem count
 //! 10   4     encoded length in bytes (header included)
-//! 14   31    prefix bytes (bits past p are zero)
-//! 45   32*k  hash of each of the k non-empty sub-buckets, in order
+//! 14   P     the prefix's ceil(p / 8) bytes (bits past p are zero)
+//! 14+P 32*k  hash of each of the k non-empty sub-buckets, in order
 //! ...        stem records, ascending by stem
 //! ```
 //!
@@ -31,14 +31,15 @@ use crate::format::{checksum, Reader, FORMAT_VERSION, TAG_BUCKET};
 use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 
-/// Fixed header bytes before the sub-bucket hashes.
-const FIXED_HEADER_BYTES: usize = 45;
+/// Fixed header bytes before the prefix.
+const FIXED_HEADER_BYTES: usize = 14;
 /// Counts up to this many are stored as a list of sub-index bytes.
 const INDEX_LIST_MAX: usize = 32;
 
-/// Header bytes with `occupied` non-empty sub-buckets.
-pub fn header_bytes(occupied: usize) -> usize {
-    FIXED_HEADER_BYTES + 32 * occupied
+/// Header bytes of a bucket with a `prefix_len`-bit prefix and `occupied`
+/// non-empty sub-buckets.
+pub fn header_bytes(prefix_len: usize, occupied: usize) -> usize {
+    FIXED_HEADER_BYTES + prefix_len.div_ceil(8) + 32 * occupied
 }
 
 /// Bytes of a stem record with `count` values in a bucket of prefix `p`.
@@ -65,7 +66,7 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
     out.push(codes);
     out.extend_from_slice(&(bucket.stems.len() as u16).to_le_bytes());
     out.extend_from_slice(&(bucket.encoded_len() as u32).to_le_bytes());
-    out.extend_from_slice(bucket.prefix.bytes());
+    out.extend_from_slice(&bucket.prefix.bytes()[..p.div_ceil(8)]);
     for summary in subs {
         if summary.occupancy != Occupancy::Empty {
             out.extend_from_slice(&summary.hash);
@@ -133,7 +134,9 @@ fn parse_header<'a>(
     let codes = r.u8().ok_or_else(too_short)?;
     let stem_count = usize::from(r.u16().ok_or_else(too_short)?);
     let encoded_len = r.u32().ok_or_else(too_short)? as usize;
-    let prefix_bytes: [u8; STEM_BYTES] = r.array().ok_or_else(too_short)?;
+    let prefix_bytes_len = prefix_len.min(BUCKET_PREFIX_MAX).div_ceil(8);
+    let mut prefix_bytes = [0u8; STEM_BYTES];
+    prefix_bytes[..prefix_bytes_len].copy_from_slice(r.take(prefix_bytes_len).ok_or_else(too_short)?);
     if tag != TAG_BUCKET {
         return Err(bad(location, format!("tag {tag:#04x} is not a bucket's")));
     }

@@ -66,7 +66,7 @@ impl Bucket {
             sub: [Summary::EMPTY; SUB_COUNT],
             sub_fresh: [true; SUB_COUNT],
             sub_stems: [0; SUB_COUNT],
-            encoded_len: codec::header_bytes(0),
+            encoded_len: codec::header_bytes(prefix.len(), 0),
         }
     }
 
@@ -306,7 +306,7 @@ impl Bucket {
         }
         self.sub_stems = sub_stems;
         let occupied = sub_stems.iter().filter(|n| **n > 0).count();
-        self.encoded_len = codec::header_bytes(occupied) + records;
+        self.encoded_len = codec::header_bytes(self.prefix.len(), occupied) + records;
     }
 
     /// Range of stem positions in sub-bucket `sub`.

@@ -170,7 +170,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
     /// How many lookahead stems lie under `prefix`, and whether they all fit
     /// in one bucket (reading more input as needed).
     fn scan(&mut self, prefix: &Prefix) -> Result<(usize, bool)> {
-        let mut bytes = codec::header_bytes(SUB_COUNT);
+        let mut bytes = codec::header_bytes(prefix.len(), SUB_COUNT);
         let mut count = 0usize;
         loop {
             if count == self.lookahead.len() {

@@ -233,6 +233,12 @@ impl Store {
         }
     }
 
+    /// Bucket reads issued to the data file since open (cheap, unlike
+    /// [`Store::stats`], which walks the upper trie).
+    pub fn bucket_reads(&self) -> u64 {
+        self.counters.bucket_reads.load(Ordering::Relaxed)
+    }
+
     /// Drops the clean bucket cache (for cold-read measurements).
     pub fn clear_cache(&self) {
         self.cache.clear();
