@@ -136,7 +136,8 @@ fn parse_header<'a>(
     let encoded_len = r.u32().ok_or_else(too_short)? as usize;
     let prefix_bytes_len = prefix_len.min(BUCKET_PREFIX_MAX).div_ceil(8);
     let mut prefix_bytes = [0u8; STEM_BYTES];
-    prefix_bytes[..prefix_bytes_len].copy_from_slice(r.take(prefix_bytes_len).ok_or_else(too_short)?);
+    prefix_bytes[..prefix_bytes_len]
+        .copy_from_slice(r.take(prefix_bytes_len).ok_or_else(too_short)?);
     if tag != TAG_BUCKET {
         return Err(bad(location, format!("tag {tag:#04x} is not a bucket's")));
     }
