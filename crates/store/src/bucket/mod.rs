@@ -389,7 +389,7 @@ impl Bucket {
         if !self.needs_split() {
             return vec![self];
         }
-        self.hash_stems([0..self.stems.len()]);
+        self.hash_stems(std::iter::once(0..self.stems.len()));
         let mut done = Vec::new();
         // Explicit stack, right child pushed first so pieces come out in order.
         let mut stack = vec![self];
