@@ -86,6 +86,20 @@ pub enum StoreError {
         /// Version this build reads and writes.
         supported: u16,
     },
+    /// No layer (in memory, or on disk for a revert) has this root.
+    #[error("no block with root 0x{} is within reach", alloy_primitives::hex::encode(.0))]
+    UnknownRoot([u8; 32]),
+    /// A revert asked for a root older than the reverse diffs kept.
+    #[error("cannot revert to 0x{}: only the last {depth} blocks can be reverted", alloy_primitives::hex::encode(.root))]
+    RevertTooDeep {
+        /// The requested root.
+        root: [u8; 32],
+        /// How many blocks can be reverted.
+        depth: usize,
+    },
+    /// A snapshot reader's root was reverted away.
+    #[error("the snapshot at 0x{} was reverted", alloy_primitives::hex::encode(.0))]
+    SnapshotReverted([u8; 32]),
     /// A bulk-build input is not sorted by key.
     #[error("bulk-build input is not sorted: entry {index} has a smaller key than the one before")]
     UnsortedInput {

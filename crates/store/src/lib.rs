@@ -32,4 +32,6 @@ pub mod wal;
 pub use error::{Result, StoreError, Structure};
 pub use options::{Options, SyncMode, DEFAULT_GROUP_DEPTH};
 pub use stats::Stats;
-pub use store::{ApplyTiming, BuildReport, Store, VerifyReport, DATA_FILE, META_FILE, WAL_FILE};
+pub use store::{
+    ApplyTiming, BuildReport, Layer, LayerInfo, Store, VerifyReport, DATA_FILE, META_FILE, WAL_FILE,
+};

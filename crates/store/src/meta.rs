@@ -21,15 +21,19 @@
 //! 15   1     slot index (2 * (generation % 2) + copy)
 //! 16   8     generation (checkpoints since creation; also the WAL epoch)
 //! 24   8     commit sequence number included in this checkpoint
-//! 32   8     data file length in blocks
-//! 40   8     bucket count
-//! 48   8     stem count
-//! 56   8     leaf (value) count
-//! 64   ...   root node entry (upper-trie page entry format)
+//! 32   8     sequence number of the last layer (block) included
+//! 40   8     data file length in blocks
+//! 48   8     bucket count
+//! 56   8     stem count
+//! 64   8     leaf (value) count
+//! 72   1     1 if a revert index follows, else 0
+//! 73   16    revert index extent (only if flagged)
+//! ...  ...   root node entry (upper-trie page entry format)
 //! ...        zeros up to 4096
 //! ```
 
 use crate::error::{Result, StoreError, Structure};
+use crate::format::Extent;
 use crate::format::{checksum, Reader, BLOCK_BYTES, FORMAT_VERSION};
 use crate::upper::page::Entry;
 
@@ -49,6 +53,8 @@ pub struct Meta {
     pub group_depth: u8,
     /// Last commit whose writes the checkpoint holds.
     pub commit_seq: u64,
+    /// Sequence number of the last layer (block) the checkpoint holds.
+    pub layer_seq: u64,
     /// Data file length in blocks.
     pub data_blocks: u64,
     /// Buckets in the upper trie.
@@ -57,6 +63,8 @@ pub struct Meta {
     pub stem_count: u64,
     /// Values stored.
     pub leaf_count: u64,
+    /// The index of the on-disk reverse diffs (revert segments), if any.
+    pub revert_index: Option<Extent>,
     /// The root node of the upper trie.
     pub root: Entry,
 }
@@ -80,12 +88,20 @@ impl Meta {
         for field in [
             self.generation,
             self.commit_seq,
+            self.layer_seq,
             self.data_blocks,
             self.bucket_count,
             self.stem_count,
             self.leaf_count,
         ] {
             out.extend_from_slice(&field.to_le_bytes());
+        }
+        match &self.revert_index {
+            Some(extent) => {
+                out.push(1);
+                extent.encode_into(&mut out);
+            }
+            None => out.push(0),
         }
         self.root.encode_into(&mut out);
         out.resize(META_SLOT_BYTES, 0);
@@ -122,11 +138,17 @@ impl Meta {
         }
         let group_depth = r.u8().ok_or_else(short)?;
         let slot_index = r.u8().ok_or_else(short)?;
-        let mut fields = [0u64; 6];
+        let mut fields = [0u64; 7];
         for field in &mut fields {
             *field = r.u64().ok_or_else(short)?;
         }
-        let [generation, commit_seq, data_blocks, bucket_count, stem_count, leaf_count] = fields;
+        let [generation, commit_seq, layer_seq, data_blocks, bucket_count, stem_count, leaf_count] =
+            fields;
+        let revert_index = match r.u8().ok_or_else(short)? {
+            0 => None,
+            1 => Some(Extent::decode(&mut r).ok_or_else(|| bad("bad revert index extent".into()))?),
+            other => return Err(bad(format!("revert index flag {other}"))),
+        };
         if !(1..=8).contains(&group_depth) {
             return Err(bad(format!("group depth {group_depth}")));
         }
@@ -143,10 +165,12 @@ impl Meta {
             generation,
             group_depth,
             commit_seq,
+            layer_seq,
             data_blocks,
             bucket_count,
             stem_count,
             leaf_count,
+            revert_index,
             root,
         })
     }
@@ -252,6 +276,12 @@ mod tests {
             generation,
             group_depth: 6,
             commit_seq: 41,
+            layer_seq: 77,
+            revert_index: Some(Extent {
+                offset: 9 * 4096,
+                len: 1000,
+                crc: 5,
+            }),
             data_blocks: 1000,
             bucket_count: 12,
             stem_count: 400,

@@ -41,6 +41,9 @@ pub struct Options {
     pub read_backend: ReadBackendChoice,
     /// WAL size that triggers a checkpoint, in bytes.
     pub wal_bytes_max: u64,
+    /// How many of the latest persisted blocks can be reverted (their
+    /// reverse diffs are kept in memory and on disk).
+    pub revert_depth: usize,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             create_if_missing: true,
             read_backend: ReadBackendChoice::Auto,
             wal_bytes_max: 256 << 20,
+            revert_depth: 128,
         }
     }
 }

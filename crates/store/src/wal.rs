@@ -12,8 +12,14 @@
 //! 16   8     epoch: the generation of the checkpoint this record follows
 //! 24   8     commit sequence number
 //! 32   32    state root after the commit
-//! 64   4     number of writes n
-//! 68   64*n  writes: 32-byte key, 32-byte value, in application order
+//! 64   4     number of layers L (blocks persisted by this commit)
+//! 68   ...   L layers, each:
+//!              8    layer sequence number
+//!              32   root after the layer
+//!              4    number of sets s
+//!              4    number of deletes d
+//!              64*s sets: 32-byte key, 32-byte value, in application order
+//!              32*d deleted keys (a revert restoring absence)
 //! ```
 //!
 //! After a checkpoint the log restarts at offset 0 with the new epoch.
@@ -36,9 +42,22 @@ use crate::io::StoreFile;
 
 const MAGIC: &[u8; 4] = b"UBTW";
 const HEADER_BYTES: usize = 68;
+const LAYER_HEADER_BYTES: usize = 48;
 const FLAG_SYNCED: u32 = 1;
 /// Largest record replay accepts (a commit of ~16 M writes).
 pub const RECORD_BYTES_MAX: usize = 1 << 30;
+
+/// One layer (block) of a WAL record: its writes, in order, and the root
+/// they produce. A `None` value deletes the key (only reverts do).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalLayer {
+    /// Layer sequence number.
+    pub seq: u64,
+    /// Root after the layer.
+    pub root: Hash,
+    /// Sets (`Some`) and deletes (`None`), sets first then deletes.
+    pub ops: Vec<(B256, Option<B256>)>,
+}
 
 /// A decoded WAL record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,13 +70,26 @@ pub struct WalRecord {
     pub seq: u64,
     /// State root after the commit.
     pub root: Hash,
-    /// The commit's writes, in order.
-    pub writes: Vec<(B256, B256)>,
+    /// The layers, in order.
+    pub layers: Vec<WalLayer>,
 }
 
-/// Encodes a record.
-pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, writes: &[(B256, B256)]) -> Vec<u8> {
-    let len = HEADER_BYTES + 64 * writes.len();
+impl WalRecord {
+    /// Bytes of the encoded record.
+    pub fn encoded_len(&self) -> usize {
+        HEADER_BYTES + self.layers.iter().map(layer_bytes).sum::<usize>()
+    }
+}
+
+fn layer_bytes(layer: &WalLayer) -> usize {
+    let deletes = layer.ops.iter().filter(|(_, v)| v.is_none()).count();
+    LAYER_HEADER_BYTES + 64 * (layer.ops.len() - deletes) + 32 * deletes
+}
+
+/// Encodes a record of `layers` (each layer's sets are written before its
+/// deletes; a layer never both sets and deletes one key).
+pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, layers: &[WalLayer]) -> Vec<u8> {
+    let len = HEADER_BYTES + layers.iter().map(layer_bytes).sum::<usize>();
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&[0u8; 4]);
     out.extend_from_slice(MAGIC);
@@ -66,11 +98,29 @@ pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, writes: &[(B256, 
     out.extend_from_slice(&epoch.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(root);
-    out.extend_from_slice(&(writes.len() as u32).to_le_bytes());
-    for (key, value) in writes {
-        out.extend_from_slice(key.as_slice());
-        out.extend_from_slice(value.as_slice());
+    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    for layer in layers {
+        let sets: Vec<&(B256, Option<B256>)> =
+            layer.ops.iter().filter(|(_, v)| v.is_some()).collect();
+        let deletes: Vec<&B256> = layer
+            .ops
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k)
+            .collect();
+        out.extend_from_slice(&layer.seq.to_le_bytes());
+        out.extend_from_slice(&layer.root);
+        out.extend_from_slice(&(sets.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(deletes.len() as u32).to_le_bytes());
+        for (key, value) in sets {
+            out.extend_from_slice(key.as_slice());
+            out.extend_from_slice(value.unwrap_or_default().as_slice());
+        }
+        for key in deletes {
+            out.extend_from_slice(key.as_slice());
+        }
     }
+    debug_assert_eq!(out.len(), len);
     let crc = checksum(&out[4..]);
     out[..4].copy_from_slice(&crc.to_le_bytes());
     out
@@ -98,23 +148,46 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
     let epoch = r.u64()?;
     let seq = r.u64()?;
     let root: Hash = r.array()?;
-    let count = r.u32()? as usize;
-    if HEADER_BYTES + 64 * count != len {
+    let layer_count = r.u32()? as usize;
+    let mut body = Reader::new(&bytes[HEADER_BYTES..len]);
+    let mut layers = Vec::with_capacity(layer_count.min(len / LAYER_HEADER_BYTES));
+    for _ in 0..layer_count {
+        let layer_seq = body.u64()?;
+        let layer_root: Hash = body.array()?;
+        let sets = body.u32()? as usize;
+        let deletes = body.u32()? as usize;
+        if sets
+            .checked_mul(64)?
+            .checked_add(deletes.checked_mul(32)?)?
+            > body.remaining()
+        {
+            return None;
+        }
+        let mut ops = Vec::with_capacity(sets + deletes);
+        for _ in 0..sets {
+            let key: [u8; 32] = body.array()?;
+            let value: [u8; 32] = body.array()?;
+            ops.push((B256::from(key), Some(B256::from(value))));
+        }
+        for _ in 0..deletes {
+            let key: [u8; 32] = body.array()?;
+            ops.push((B256::from(key), None));
+        }
+        layers.push(WalLayer {
+            seq: layer_seq,
+            root: layer_root,
+            ops,
+        });
+    }
+    if body.remaining() != 0 || layers.last().is_some_and(|l| l.root != root) {
         return None;
     }
-    let writes = (0..count)
-        .map(|_| {
-            let key: [u8; 32] = r.array()?;
-            let value: [u8; 32] = r.array()?;
-            Some((B256::from(key), B256::from(value)))
-        })
-        .collect::<Option<Vec<_>>>()?;
     Some(WalRecord {
         synced: flags & FLAG_SYNCED != 0,
         epoch,
         seq,
         root,
-        writes,
+        layers,
     })
 }
 
@@ -203,7 +276,7 @@ impl Wal {
             if record.epoch != epoch || record.seq != seq {
                 break;
             }
-            at += HEADER_BYTES + 64 * record.writes.len();
+            at += record.encoded_len();
             seq += 1;
             records.push(record);
         }
@@ -235,13 +308,27 @@ mod tests {
 
     #[test]
     fn round_trip_and_damage_ends_the_log() {
-        let writes: Vec<(B256, B256)> = (0..5u8)
-            .map(|i| (B256::repeat_byte(i), B256::repeat_byte(i + 100)))
+        let mut ops: Vec<(B256, Option<B256>)> = (0..5u8)
+            .map(|i| (B256::repeat_byte(i), Some(B256::repeat_byte(i + 100))))
             .collect();
-        let record = encode(true, 3, 17, &[4; 32], &writes);
+        ops.push((B256::repeat_byte(9), None));
+        let layers = vec![
+            WalLayer {
+                seq: 40,
+                root: [3; 32],
+                ops: ops.clone(),
+            },
+            WalLayer {
+                seq: 41,
+                root: [4; 32],
+                ops: vec![],
+            },
+        ];
+        let record = encode(true, 3, 17, &[4; 32], &layers);
         let decoded = decode(&record).expect("intact");
         assert!(decoded.synced);
-        assert_eq!(decoded.writes, writes);
+        assert_eq!(decoded.layers, layers);
+        assert_eq!(decoded.encoded_len(), record.len());
         assert_eq!((decoded.epoch, decoded.seq, decoded.root), (3, 17, [4; 32]));
         for at in 0..record.len() {
             let mut bad = record.clone();

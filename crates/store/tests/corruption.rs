@@ -245,7 +245,7 @@ fn locate(fx: &Fixture) -> Layout {
         if record.epoch != meta.generation || record.seq != seq {
             break;
         }
-        let len = 68 + 64 * record.writes.len();
+        let len = record.encoded_len();
         wal_records.push(at as u64..(at + len) as u64);
         at += len;
         seq += 1;

@@ -177,10 +177,10 @@ impl Bucket {
         }
     }
 
-    /// Applies many writes in one linear pass (instead of one insertion
-    /// each): `writes` sorted by key with distinct keys. Returns each
-    /// key's previous value, for undo.
-    pub fn merge_sorted(&mut self, writes: &[(B256, B256)]) -> Vec<(B256, Option<B256>)> {
+    /// Applies many sets (`Some`) and deletes (`None`) in one linear pass
+    /// (instead of one insertion each): `writes` sorted by key with
+    /// distinct keys. Returns each key's previous value, for undo.
+    pub fn merge_sorted(&mut self, writes: &[(B256, Option<B256>)]) -> Vec<(B256, Option<B256>)> {
         debug_assert!(
             writes.windows(2).all(|w| w[0].0 < w[1].0),
             "writes not sorted and distinct"
@@ -226,13 +226,20 @@ impl Bucket {
             }
             while let Some((key, value)) = incoming.next_if(|(key, _)| Stem::of_key(key) == stem) {
                 let sub = sub_index(key);
-                match merged.binary_search_by_key(&sub, |(s, _)| *s) {
-                    Ok(at) => undo.push((*key, Some(std::mem::replace(&mut merged[at].1, *value)))),
-                    Err(at) => {
+                match (merged.binary_search_by_key(&sub, |(s, _)| *s), value) {
+                    (Ok(at), Some(value)) => {
+                        undo.push((*key, Some(std::mem::replace(&mut merged[at].1, *value))))
+                    }
+                    (Ok(at), None) => undo.push((*key, Some(merged.remove(at).1))),
+                    (Err(at), Some(value)) => {
                         undo.push((*key, None));
                         merged.insert(at, (sub, *value));
                     }
+                    (Err(_), None) => undo.push((*key, None)),
                 }
+            }
+            if merged.is_empty() {
+                continue;
             }
             let mut bitmap = [0u64; 4];
             for (sub, _) in &merged {

@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use ubt_spec::hash::Hash;
 use ubt_spec::key::{sub_index, Stem};
 
 use super::read::block_location;
@@ -78,7 +77,7 @@ struct Target {
 }
 
 /// Writes, rehashes and splits one bucket.
-fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usize) -> Work {
+fn process(mut bucket: Box<Bucket>, writes: &[(B256, Option<B256>)], memory_before: usize) -> Work {
     let stems_before = bucket.stem_count();
     let leaves_before = bucket.leaf_count();
     let undo = if writes.len() >= MERGE_WRITES_MIN {
@@ -86,7 +85,7 @@ fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usiz
         // into one bucket (a fresh database, a bulk load) stays linear.
         let mut sorted = writes.to_vec();
         sorted.sort_by_key(|(key, _)| *key); // stable: the last write of a key stays last
-        let mut distinct: Vec<(B256, B256)> = Vec::with_capacity(sorted.len());
+        let mut distinct: Vec<(B256, Option<B256>)> = Vec::with_capacity(sorted.len());
         for write in sorted {
             match distinct.last_mut() {
                 Some(last) if last.0 == write.0 => *last = write,
@@ -97,7 +96,15 @@ fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usiz
     } else {
         let mut undo = Vec::with_capacity(writes.len());
         for (key, value) in writes {
-            let old = bucket.set(&Stem::of_key(key), sub_index(key), *value);
+            let (stem, sub) = (Stem::of_key(key), sub_index(key));
+            let old = match value {
+                Some(value) => bucket.set(&stem, sub, *value),
+                None => {
+                    let old = bucket.get(&stem, sub);
+                    bucket.remove(&stem, sub);
+                    old
+                }
+            };
             undo.push((*key, old));
         }
         undo
@@ -120,7 +127,11 @@ fn process(mut bucket: Box<Bucket>, writes: &[(B256, B256)], memory_before: usiz
 }
 
 /// Decodes then processes.
-fn decode_and_process(bytes: &[u8], target: &Target, writes: &[(B256, B256)]) -> Result<Work> {
+fn decode_and_process(
+    bytes: &[u8],
+    target: &Target,
+    writes: &[(B256, Option<B256>)],
+) -> Result<Work> {
     let extent = target
         .extent
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
@@ -129,20 +140,16 @@ fn decode_and_process(bytes: &[u8], target: &Target, writes: &[(B256, B256)]) ->
 }
 
 impl Store {
-    /// Applies `writes` in order (later writes to a key win) and returns
-    /// the new root. The writes are pending until [`Store::commit`].
-    pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
-        self.check_writable()?;
-        self.apply_unchecked(writes)?;
-        self.pending.extend_from_slice(writes);
-        Ok(self.root)
-    }
-
-    /// [`Store::apply`] without the poison check or pending bookkeeping
-    /// (also used by WAL replay).
-    pub(crate) fn apply_unchecked(&mut self, writes: &[(B256, B256)]) -> Result<()> {
+    /// Applies sets (`Some`) and deletes (`None`) in order to the tip and
+    /// returns each write's previous value, in application order. Used by
+    /// [`Store::apply`], reverts and WAL replay. A failed load changes
+    /// nothing.
+    pub(crate) fn apply_ops(
+        &mut self,
+        writes: &[(B256, Option<B256>)],
+    ) -> Result<Vec<(B256, Option<B256>)>> {
         if writes.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let started = Instant::now();
         // Group the writes by bucket, keeping their order within a bucket.
@@ -152,7 +159,8 @@ impl Store {
             .map(|(index, (key, _))| (self.trie.locate(&Stem::of_key(key)).1, index as u32))
             .collect();
         located.sort_unstable();
-        let ordered: Vec<(B256, B256)> = located.iter().map(|(_, i)| writes[*i as usize]).collect();
+        let ordered: Vec<(B256, Option<B256>)> =
+            located.iter().map(|(_, i)| writes[*i as usize]).collect();
         let mut groups: Vec<(BucketId, std::ops::Range<usize>)> = Vec::new();
         for (position, (bucket, _)) in located.iter().enumerate() {
             match groups.last_mut() {
@@ -269,9 +277,10 @@ impl Store {
             return Err(error);
         }
         let buckets_touched = works.len() as u64;
+        let mut undo = Vec::with_capacity(writes.len());
         for ((bucket, _), work) in groups.iter().zip(works) {
             if let Some(work) = work {
-                self.integrate(*bucket, work);
+                undo.extend(self.integrate(*bucket, work));
             }
         }
         self.root = self.trie.rehash().hash;
@@ -285,7 +294,7 @@ impl Store {
             hash_tail_us: micros(last_read.max(located_at), hashed_at),
             upper_us: micros(hashed_at, Instant::now()),
         };
-        Ok(())
+        Ok(undo)
     }
 
     /// After a failed load: buckets that were in memory get their writes
@@ -331,8 +340,8 @@ impl Store {
     }
 
     /// Puts a processed bucket (or its split pieces) back into the table and
-    /// the upper trie.
-    fn integrate(&mut self, bucket: BucketId, work: Work) {
+    /// the upper trie; returns the bucket's undo entries.
+    fn integrate(&mut self, bucket: BucketId, work: Work) -> Vec<(B256, Option<B256>)> {
         let Work {
             pieces,
             undo,
@@ -340,7 +349,6 @@ impl Store {
             leaves_before,
             memory_before,
         } = work;
-        self.undo.extend(undo);
         let prefix = self.buckets[bucket as usize].prefix;
         let leaf = self.trie.mark_path(&prefix);
         let stems_after: usize = pieces.iter().map(|(b, _)| b.stem_count()).sum();
@@ -358,7 +366,7 @@ impl Store {
             debug_assert_eq!(piece.prefix(), &prefix);
             self.trie.set_leaf_summary(leaf, summary);
             self.buckets[bucket as usize].dirty = Some(Box::new(piece));
-            return;
+            return undo;
         }
         // Split: the bucket's old extent belongs to its old prefix.
         if let Some(old) = self.buckets[bucket as usize].extent.take() {
@@ -388,51 +396,11 @@ impl Store {
             slot.leaf = leaf;
             slot.dirty = Some(Box::new(piece));
         }
+        undo
     }
 
     /// Where the time of the last apply went.
     pub fn last_apply_timing(&self) -> ApplyTiming {
         self.last_apply
-    }
-
-    /// Undoes every write applied since the last commit, restoring the
-    /// committed state in memory (bucket splits stay; they do not change
-    /// the root). No I/O: every bucket touched is in memory.
-    pub fn discard_uncommitted(&mut self) {
-        let undo = std::mem::take(&mut self.undo);
-        let mut touched: Vec<BucketId> = Vec::new();
-        for (key, old) in undo.iter().rev() {
-            let stem = Stem::of_key(key);
-            let (_, bucket) = self.trie.locate(&stem);
-            let Some(contents) = self.buckets[bucket as usize].dirty.as_mut() else {
-                debug_assert!(false, "undo of a bucket that is not in memory");
-                continue;
-            };
-            match old {
-                Some(value) => {
-                    contents.set(&stem, sub_index(key), *value);
-                }
-                None => contents.remove(&stem, sub_index(key)),
-            }
-            touched.push(bucket);
-        }
-        touched.sort_unstable();
-        touched.dedup();
-        for bucket in touched {
-            let prefix = self.buckets[bucket as usize].prefix;
-            let leaf = self.trie.mark_path(&prefix);
-            let summary = self.buckets[bucket as usize]
-                .dirty
-                .as_mut()
-                .map_or(Summary::EMPTY, |b| b.summary());
-            self.trie.set_leaf_summary(leaf, summary);
-        }
-        self.root = self.trie.rehash().hash;
-        (self.stem_count, self.leaf_count) = self.committed_counts;
-        self.pending.clear();
-        debug_assert_eq!(
-            self.root, self.committed_root,
-            "undo did not restore the root"
-        );
     }
 }

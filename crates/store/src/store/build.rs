@@ -357,10 +357,10 @@ impl Store {
         store.alloc.mark_used(0..next_block);
         store.stem_count = report.stem_count;
         store.leaf_count = report.leaf_count;
-        store.committed_root = store.root;
-        store.committed_counts = (store.stem_count, store.leaf_count);
+        store.persisted_root = store.root;
+        store.persisted_counts = (store.stem_count, store.leaf_count);
         report.pages_written = store.trie.page_count() as u64;
-        store.write_pages_and_meta(&mut writer)?;
+        store.write_pages_and_meta(&mut writer, &Default::default())?;
         store.after_checkpoint();
         report.data_bytes_written = store.stats().data_bytes_written;
         Ok((store, report))

@@ -18,10 +18,13 @@
 //! commit since; after step 3 the new checkpoint holds them all and the
 //! WAL's old records carry an old epoch, so replay ignores them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use alloy_primitives::B256;
+use ubt_spec::key::{sub_index, Stem};
+
 use rayon::prelude::*;
-use ubt_spec::hash::Hash;
 
 use super::{Counters, Store};
 use crate::bucket::codec;
@@ -29,10 +32,9 @@ use crate::error::{Result, StoreError};
 use crate::format::{blocks_for, Extent, BLOCK_BYTES};
 use crate::io::StoreFile;
 use crate::meta::{Meta, META_SLOT_BYTES};
-use crate::options::SyncMode;
+use crate::summary::Summary;
 use crate::upper::page::{self, Entry};
-use crate::upper::{BucketId, Link, ROOT};
-use crate::wal;
+use crate::upper::{BucketId, Link, NodeId, ROOT};
 
 /// Coalesced writes of consecutive blocks are flushed at this size.
 const WRITE_RUN_BYTES_MAX: usize = 4 << 20;
@@ -128,47 +130,8 @@ impl<'a> RunWriter<'a> {
 }
 
 impl Store {
-    /// Makes the writes applied since the last commit durable (one WAL
-    /// record) and returns the committed root. Checkpoints when changed
-    /// buckets or the WAL exceed their budgets.
-    ///
-    /// If the WAL write fails, the pending writes are undone in memory, the
-    /// handle is poisoned and the error returned; the last committed state
-    /// stays readable. If the checkpoint that follows a successful commit
-    /// fails, the commit stands (its WAL record is durable) and the handle
-    /// is poisoned: the next write reports why.
-    pub fn commit(&mut self) -> Result<Hash> {
-        self.check_writable()?;
-        if self.pending.is_empty() {
-            return Ok(self.root);
-        }
-        let seq = self.commit_seq + 1;
-        let sync = self.options.sync == SyncMode::Always;
-        let record = wal::encode(sync, self.wal.epoch(), seq, &self.root, &self.pending);
-        if let Err(error) = self.wal.append(&record, sync) {
-            self.discard_uncommitted();
-            self.poison(&error);
-            return Err(error);
-        }
-        Counters::add(&self.counters.wal_bytes_written, record.len() as u64);
-        Counters::add(&self.counters.commits, 1);
-        self.commit_seq = seq;
-        self.committed_root = self.root;
-        self.committed_counts = (self.stem_count, self.leaf_count);
-        self.pending.clear();
-        self.undo.clear();
-        if self.dirty_bytes > self.options.dirty_bytes_max()
-            || self.wal.len() > self.options.wal_bytes_max
-        {
-            if let Err(error) = self.write_checkpoint() {
-                self.poison(&error);
-            }
-        }
-        Ok(self.root)
-    }
-
-    /// Commits pending writes, then writes a checkpoint if anything changed
-    /// since the last one.
+    /// Persists every applied layer, then writes a checkpoint if anything
+    /// changed since the last one.
     pub fn checkpoint(&mut self) -> Result<()> {
         self.commit()?;
         self.check_writable()?;
@@ -180,32 +143,71 @@ impl Store {
             .inspect_err(|error| self.poison(error))
     }
 
-    /// Checkpoints and closes the database. Uncommitted writes are
-    /// committed first.
+    /// Persists every applied layer, checkpoints and closes the database.
     pub fn close(mut self) -> Result<()> {
         self.checkpoint()
     }
 
-    /// The checkpoint protocol of the module documentation.
-    fn write_checkpoint(&mut self) -> Result<()> {
-        debug_assert!(
-            self.pending.is_empty(),
-            "checkpoint with uncommitted writes"
-        );
+    /// The value at the persisted root of every key that unpersisted layers
+    /// touched, grouped by the bucket holding the key now.
+    fn persisted_values(&self) -> HashMap<BucketId, Vec<(B256, Option<B256>)>> {
+        let mut value_at_persisted: HashMap<B256, Option<B256>> = HashMap::new();
+        for layer in self.layers.iter().filter(|l| !l.persisted) {
+            for (key, old) in &layer.old {
+                value_at_persisted.entry(*key).or_insert(*old);
+            }
+        }
+        let mut by_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::new();
+        for (key, value) in value_at_persisted {
+            let (_, bucket) = self.trie.locate(&Stem::of_key(&key));
+            by_bucket.entry(bucket).or_default().push((key, value));
+        }
+        by_bucket
+    }
+
+    /// The checkpoint protocol of the module documentation. It writes the
+    /// persisted state: a bucket that unpersisted layers changed is written
+    /// as a copy with those changes undone, and the pages above it carry
+    /// the summaries of that persisted state.
+    pub(crate) fn write_checkpoint(&mut self) -> Result<()> {
+        let unpersisted = self.persisted_values();
         let dirty: Vec<BucketId> = (0..self.buckets.len() as BucketId)
             .filter(|&id| self.buckets[id as usize].dirty.is_some())
             .collect();
-        let encoded: Vec<Option<Vec<u8>>> = dirty
+        // (encoded bytes, summary at the persisted root when it differs from the tip's)
+        let encoded: Vec<(Option<Vec<u8>>, Option<Summary>)> = dirty
             .par_iter()
             .map(|&id| {
-                let contents = self.buckets[id as usize].dirty.as_deref()?;
-                (!contents.is_empty()).then(|| codec::encode(contents))
+                let Some(contents) = self.buckets[id as usize].dirty.as_deref() else {
+                    return (None, None);
+                };
+                match unpersisted.get(&id) {
+                    None => (
+                        (!contents.is_empty()).then(|| codec::encode(contents)),
+                        None,
+                    ),
+                    Some(values) => {
+                        let mut persisted = contents.clone();
+                        for (key, value) in values {
+                            let (stem, sub) = (Stem::of_key(key), sub_index(key));
+                            match value {
+                                Some(value) => {
+                                    persisted.set(&stem, sub, *value);
+                                }
+                                None => persisted.remove(&stem, sub),
+                            }
+                        }
+                        let summary = persisted.summary();
+                        let bytes = (!persisted.is_empty()).then(|| codec::encode(&persisted));
+                        (bytes, Some(summary))
+                    }
+                }
             })
             .collect();
         let data = Arc::clone(&self.data);
         let mut writer = RunWriter::new(data.as_ref());
         let mut new_refs: Vec<Option<Extent>> = Vec::with_capacity(dirty.len());
-        for bytes in &encoded {
+        for (bytes, _) in &encoded {
             let Some(bytes) = bytes else {
                 new_refs.push(None);
                 continue;
@@ -218,21 +220,39 @@ impl Store {
         }
         // Bucket references must be final before pages are encoded. The old
         // extents stay in use until the new meta record is durable.
-        for (&id, new_ref) in dirty.iter().zip(&new_refs) {
+        let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::new();
+        for ((&id, new_ref), (_, summary)) in dirty.iter().zip(&new_refs).zip(&encoded) {
             let slot = &mut self.buckets[id as usize];
             if let Some(old) = std::mem::replace(&mut slot.extent, *new_ref) {
                 self.released.push(old.blocks());
             }
+            if let Some(summary) = summary {
+                leaf_overrides.insert(slot.leaf, *summary);
+            }
         }
-        self.write_pages_and_meta(&mut writer)?;
+        let overrides =
+            self.trie
+                .summaries_with(&leaf_overrides, |leaf| match self.trie.node(leaf).link {
+                    Link::Leaf(bucket) => self.buckets[bucket as usize].prefix,
+                    Link::Internal(_) => unreachable!("overrides are for leaves"),
+                });
+        self.write_pages_and_meta(&mut writer, &overrides)?;
         self.after_checkpoint();
-        for ((id, bytes), new_ref) in dirty.into_iter().zip(encoded).zip(new_refs) {
+        for ((id, (bytes, summary)), new_ref) in dirty.into_iter().zip(encoded).zip(new_refs) {
+            if summary.is_some() {
+                // Unpersisted layers changed it: the tip stays in memory.
+                continue;
+            }
             self.buckets[id as usize].dirty = None;
             if let (Some(bytes), Some(at)) = (bytes, new_ref) {
                 self.cache.insert(id, at, Arc::from(bytes));
             }
         }
-        self.dirty_bytes = 0;
+        self.dirty_bytes = self
+            .buckets
+            .iter()
+            .filter_map(|b| b.dirty.as_ref().map(|d| d.memory_bytes()))
+            .sum();
         Ok(())
     }
 
@@ -240,7 +260,11 @@ impl Store {
     /// deepest first through `writer` (which may already hold bucket
     /// writes), syncs the data file, then writes and syncs the meta record
     /// of the next generation.
-    pub(super) fn write_pages_and_meta(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
+    pub(super) fn write_pages_and_meta(
+        &mut self,
+        writer: &mut RunWriter<'_>,
+        overrides: &HashMap<NodeId, Summary>,
+    ) -> Result<()> {
         if self.page_blocks.block_count() * BLOCK_BYTES as u64
             > 2 * self.page_blocks.live_bytes() + PAGE_SLACK_BYTES
         {
@@ -252,9 +276,19 @@ impl Store {
         for page_root in self.trie.dirty_pages() {
             let prefix = self.prefix_of_node(page_root);
             let buckets = &self.buckets;
-            let bytes = page::encode(&self.trie, page_root, &prefix, &|bucket| {
-                buckets[bucket as usize].extent
-            });
+            let trie = &self.trie;
+            let bytes = page::encode(
+                &self.trie,
+                page_root,
+                &prefix,
+                &|bucket| buckets[bucket as usize].extent,
+                &|node| {
+                    overrides
+                        .get(&node)
+                        .copied()
+                        .unwrap_or(trie.node(node).summary)
+                },
+            );
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
             let offset = packer.append(&mut self.alloc, writer, &bytes)?;
             let written = Extent {
@@ -278,14 +312,19 @@ impl Store {
             .map_err(StoreError::io("syncing the data file"))?;
 
         let root_node = self.trie.node(ROOT);
+        let root_summary = overrides.get(&ROOT).copied().unwrap_or(root_node.summary);
+        debug_assert_eq!(
+            root_summary.hash, self.persisted_root,
+            "checkpoint of another root"
+        );
         let root = match root_node.link {
             Link::Leaf(bucket) => Entry {
-                summary: root_node.summary,
+                summary: root_summary,
                 leaf: true,
                 extent: self.buckets[bucket as usize].extent,
             },
             Link::Internal(_) => Entry {
-                summary: root_node.summary,
+                summary: root_summary,
                 leaf: false,
                 extent: root_node.page.and_then(|p| p.extent),
             },
@@ -294,10 +333,12 @@ impl Store {
             generation: self.meta.generation + 1,
             group_depth: self.trie.group_depth(),
             commit_seq: self.commit_seq,
+            layer_seq: self.persisted_layer_seq(),
+            revert_index: self.meta.revert_index,
             data_blocks: self.alloc.end(),
             bucket_count: self.buckets.len() as u64,
-            stem_count: self.stem_count,
-            leaf_count: self.leaf_count,
+            stem_count: self.persisted_counts.0,
+            leaf_count: self.persisted_counts.1,
             root,
         };
         // First copy, synced, then the second: a crash tears at most one.

@@ -21,6 +21,7 @@
 mod apply;
 mod build;
 mod commit;
+mod layers;
 mod open;
 mod read;
 mod verify;
@@ -28,7 +29,6 @@ mod verify;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 
 use crate::alloc::{BlockAllocator, PageBlocks};
@@ -46,6 +46,7 @@ use crate::wal::Wal;
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
+pub use layers::{Layer, LayerInfo};
 pub use verify::VerifyReport;
 
 /// File holding the two meta slots.
@@ -109,17 +110,22 @@ pub struct Store {
     cache: BucketCache,
     /// Memory held by changed buckets.
     dirty_bytes: usize,
-    /// Writes applied since the last commit.
-    pending: Vec<(B256, B256)>,
-    /// Previous values of the pending writes, in application order.
-    undo: Vec<(B256, Option<B256>)>,
-    /// Root of everything applied.
+    /// Applied blocks, oldest first (see [`layers`]).
+    layers: std::collections::VecDeque<Layer>,
+    /// Sequence number of the next layer.
+    next_layer_seq: u64,
+    /// The oldest layer a reader still needs, if any reader is open.
+    min_reader_seq: Option<u64>,
+    /// Root of everything applied (the tip).
     root: Hash,
-    committed_root: Hash,
+    /// Root of the last persisted layer (or of the checkpoint).
+    persisted_root: Hash,
+    /// Sequence number of the last WAL record.
     commit_seq: u64,
     stem_count: u64,
     leaf_count: u64,
-    committed_counts: (u64, u64),
+    /// Stem and value counts at the persisted root.
+    persisted_counts: (u64, u64),
     poisoned: Option<String>,
     counters: Counters,
     last_apply: apply::ApplyTiming,
@@ -134,9 +140,9 @@ impl Store {
         self.root
     }
 
-    /// The root of the last commit.
+    /// The root of the last commit (the newest persisted layer).
     pub fn committed_root(&self) -> Hash {
-        self.committed_root
+        self.persisted_root
     }
 
     /// Sequence number of the last commit (0 for a new database).
@@ -147,11 +153,6 @@ impl Store {
     /// Group depth of the upper-trie pages.
     pub fn group_depth(&self) -> u8 {
         self.trie.group_depth()
-    }
-
-    /// Whether writes applied since the last commit are pending.
-    pub fn has_uncommitted(&self) -> bool {
-        !self.pending.is_empty()
     }
 
     /// Why the handle refuses writes, if it does.

@@ -132,14 +132,15 @@ impl Store {
             released: Vec::new(),
             page_blocks,
             dirty_bytes: 0,
-            pending: Vec::new(),
-            undo: Vec::new(),
+            layers: std::collections::VecDeque::new(),
+            next_layer_seq: meta.layer_seq + 1,
+            min_reader_seq: None,
             root,
-            committed_root: root,
+            persisted_root: root,
             commit_seq: meta.commit_seq,
             stem_count: meta.stem_count,
             leaf_count: meta.leaf_count,
-            committed_counts: (meta.stem_count, meta.leaf_count),
+            persisted_counts: (meta.stem_count, meta.leaf_count),
             poisoned: None,
             counters: Counters::default(),
             meta_slot_damaged,
@@ -155,18 +156,31 @@ impl Store {
     fn replay_wal(&mut self, wal_file: &Arc<dyn StoreFile>) -> Result<()> {
         let (records, end) = Wal::replay(wal_file, self.meta.generation, self.meta.commit_seq + 1)?;
         for record in records {
-            self.apply_unchecked(&record.writes)?;
-            if self.root != record.root {
-                return Err(StoreError::corrupted(
-                    Structure::Wal,
-                    format!("{WAL_FILE} record {}", record.seq),
-                    "replaying the record does not reproduce the root it holds",
-                ));
+            for layer in record.layers {
+                let root_before = self.root;
+                let undo = self.apply_ops(&layer.ops)?;
+                if self.root != layer.root {
+                    return Err(StoreError::corrupted(
+                        Structure::Wal,
+                        format!("{WAL_FILE} record {} layer {}", record.seq, layer.seq),
+                        "replaying the layer does not reproduce the root it holds",
+                    ));
+                }
+                self.next_layer_seq = self.next_layer_seq.max(layer.seq + 1);
+                self.layers.push_back(super::Layer {
+                    seq: layer.seq,
+                    root_before,
+                    root: layer.root,
+                    ops: layer.ops,
+                    old: super::layers::first_old(undo),
+                    persisted: true,
+                    counts_after: (self.stem_count, self.leaf_count),
+                });
             }
-            self.undo.clear();
             self.commit_seq = record.seq;
-            self.committed_root = self.root;
-            self.committed_counts = (self.stem_count, self.leaf_count);
+            self.persisted_root = self.root;
+            self.persisted_counts = (self.stem_count, self.leaf_count);
+            self.trim_layers();
         }
         let len = wal_file
             .len()
@@ -240,6 +254,8 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
         generation: 0,
         group_depth: options.group_depth.unwrap_or(DEFAULT_GROUP_DEPTH),
         commit_seq: 0,
+        layer_seq: 0,
+        revert_index: None,
         data_blocks: 0,
         bucket_count: 1,
         stem_count: 0,

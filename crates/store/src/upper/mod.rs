@@ -16,6 +16,8 @@
 
 pub mod page;
 
+use std::collections::HashMap;
+
 use ubt_spec::key::Stem;
 
 use crate::format::Extent;
@@ -268,6 +270,44 @@ impl UpperTrie {
                 page.dirty = true;
             }
         }
+    }
+
+    /// Summaries of another version of the trie whose leaves differ from
+    /// this one only at `leaves` (leaf -> summary; `prefix_of` gives a
+    /// leaf's prefix): the returned map holds those leaves and every
+    /// ancestor whose summary differs as a result. Costs one hash per
+    /// ancestor.
+    pub fn summaries_with(
+        &self,
+        leaves: &HashMap<NodeId, Summary>,
+        prefix_of: impl Fn(NodeId) -> Prefix,
+    ) -> HashMap<NodeId, Summary> {
+        let mut out = leaves.clone();
+        let mut ancestors: Vec<NodeId> = Vec::new();
+        for &leaf in leaves.keys() {
+            let prefix = prefix_of(leaf);
+            let mut id = ROOT;
+            while let Link::Internal(children) = self.nodes[id as usize].link {
+                ancestors.push(id);
+                id = children[usize::from(prefix.bit(usize::from(self.nodes[id as usize].depth)))];
+            }
+            debug_assert_eq!(id, leaf, "prefix does not lead to the leaf");
+        }
+        ancestors
+            .sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth), id));
+        ancestors.dedup();
+        for id in ancestors {
+            if let Link::Internal([left, right]) = self.nodes[id as usize].link {
+                let summary_of = |child: NodeId| {
+                    out.get(&child)
+                        .copied()
+                        .unwrap_or(self.nodes[child as usize].summary)
+                };
+                let summary = combine(&summary_of(left), &summary_of(right));
+                out.insert(id, summary);
+            }
+        }
+        out
     }
 
     /// Page roots whose page must be written, deepest first (children's

@@ -115,12 +115,14 @@ impl Entry {
 
 /// Encodes the page rooted at `page_root` (an internal node at a depth
 /// that is a multiple of G, with prefix `prefix`). `bucket_ref` gives each
-/// bucket's current location; pages below must have been written.
+/// bucket's current location, `summary_of` each node's summary to store;
+/// pages below must have been written.
 pub fn encode(
     trie: &UpperTrie,
     page_root: NodeId,
     prefix: &Prefix,
     bucket_ref: &dyn Fn(BucketId) -> Option<Extent>,
+    summary_of: &dyn Fn(NodeId) -> Summary,
 ) -> Vec<u8> {
     let g = usize::from(trie.group_depth());
     let root = trie.node(page_root);
@@ -138,7 +140,7 @@ pub fn encode(
         debug_assert!(!node.stale, "encoding a stale node");
         let entry = match node.link {
             Link::Leaf(bucket) => Entry {
-                summary: node.summary,
+                summary: summary_of(id),
                 leaf: true,
                 extent: bucket_ref(bucket),
             },
@@ -147,7 +149,7 @@ pub fn encode(
                     stack.push((right, r + 1, 2 * i + 1));
                     stack.push((left, r + 1, 2 * i));
                     Entry {
-                        summary: node.summary,
+                        summary: summary_of(id),
                         leaf: false,
                         extent: None,
                     }
@@ -155,7 +157,7 @@ pub fn encode(
                     let page = node.page.and_then(|p| p.extent);
                     debug_assert!(page.is_some(), "child page not written yet");
                     Entry {
-                        summary: node.summary,
+                        summary: summary_of(id),
                         leaf: false,
                         extent: page,
                     }

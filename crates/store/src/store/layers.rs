@@ -1,0 +1,262 @@
+//! Layers: one per applied block, newest last.
+//!
+//! The store keeps a single working state, the tip: every applied block is
+//! in the buckets and the upper trie, so reading at the tip and computing
+//! the next root cost the same however many blocks are unpersisted, and
+//! merging blocks for a persist costs O(changed keys). What makes a block a
+//! layer is the record of every key it touched with the value that key had
+//! before it (`old`). That record
+//!
+//! * answers reads at an older root: the value of a key at layer `n`'s
+//!   root is the `old` value recorded by the first later layer that touched
+//!   it, else the tip's value;
+//! * reverts a layer: writing back its `old` values (deleting keys that
+//!   were absent) restores its parent's state;
+//! * becomes the on-disk reverse diff of the layer once a checkpoint
+//!   absorbs it.
+//!
+//! Unpersisted layers are the newest; [`Store::persist`] writes the oldest
+//! ones as one WAL record (the record keeps the layer boundaries, so replay
+//! recreates them with their roots). Persisted layers stay in memory, up to
+//! the revert depth, for readers and reverts.
+
+use std::collections::HashMap;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::Hash;
+
+use super::Store;
+use crate::error::{Result, StoreError};
+use crate::options::SyncMode;
+use crate::wal::{self, WalLayer};
+
+/// One applied block. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Layer {
+    /// Sequence number (increasing across the database's life).
+    pub seq: u64,
+    /// Root before the layer.
+    pub root_before: Hash,
+    /// Root after the layer.
+    pub root: Hash,
+    /// The layer's writes in order (`None` deletes; only reverts delete).
+    pub ops: Vec<(B256, Option<B256>)>,
+    /// Every key the layer touched, with its value before the layer.
+    pub old: HashMap<B256, Option<B256>>,
+    /// Whether the layer is in the WAL (or a checkpoint).
+    pub persisted: bool,
+    /// Stem and value counts after the layer.
+    pub counts_after: (u64, u64),
+}
+
+/// What callers see of a layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LayerInfo {
+    /// Sequence number.
+    pub seq: u64,
+    /// Root after the layer.
+    pub root: Hash,
+    /// Whether it is durable.
+    pub persisted: bool,
+    /// Keys it touched.
+    pub keys: usize,
+}
+
+impl Layer {
+    fn info(&self) -> LayerInfo {
+        LayerInfo {
+            seq: self.seq,
+            root: self.root,
+            persisted: self.persisted,
+            keys: self.old.len(),
+        }
+    }
+}
+
+/// The value before the block of each key, from the undo list of an apply
+/// (application order: the first entry of a key is its value before).
+pub(crate) fn first_old(undo: Vec<(B256, Option<B256>)>) -> HashMap<B256, Option<B256>> {
+    let mut old = HashMap::with_capacity(undo.len());
+    for (key, value) in undo {
+        old.entry(key).or_insert(value);
+    }
+    old
+}
+
+impl Store {
+    /// Applies `writes` in order (later writes to a key win) as a new
+    /// layer on top of the tip and returns its root. Nothing reaches the
+    /// disk until [`Store::persist`] or [`Store::commit`].
+    pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
+        self.check_writable()?;
+        let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
+        let root_before = self.root;
+        let undo = self.apply_ops(&ops)?;
+        let seq = self.next_layer_seq;
+        self.next_layer_seq += 1;
+        self.layers.push_back(Layer {
+            seq,
+            root_before,
+            root: self.root,
+            ops,
+            old: first_old(undo),
+            persisted: false,
+            counts_after: (self.stem_count, self.leaf_count),
+        });
+        Ok(self.root)
+    }
+
+    /// Sequence number of the newest persisted layer (the checkpoint's
+    /// when no persisted layer is in memory).
+    pub(crate) fn persisted_layer_seq(&self) -> u64 {
+        self.layers
+            .iter()
+            .rev()
+            .find(|l| l.persisted)
+            .map_or(self.meta.layer_seq, |l| l.seq)
+    }
+
+    /// The layers in memory, oldest first.
+    pub fn layers(&self) -> Vec<LayerInfo> {
+        self.layers.iter().map(Layer::info).collect()
+    }
+
+    /// Whether writes applied since the last commit are pending.
+    pub fn has_uncommitted(&self) -> bool {
+        self.layers.iter().any(|l| !l.persisted)
+    }
+
+    /// Makes every applied layer durable (one WAL record) and returns the
+    /// root. See [`Store::persist`].
+    pub fn commit(&mut self) -> Result<Hash> {
+        self.check_writable()?;
+        match self.layers.iter().rposition(|l| !l.persisted) {
+            Some(newest) => self.persist_through(newest)?,
+            None => return Ok(self.root),
+        }
+        Ok(self.root)
+    }
+
+    /// Makes the layers up to the newest one whose root is `root` durable,
+    /// as one WAL record (synced in [`SyncMode::Always`]); newer layers stay
+    /// in memory. Checkpoints when changed buckets or the WAL exceed their
+    /// budgets.
+    ///
+    /// If the WAL write fails, every unpersisted layer is reverted in
+    /// memory, the handle is poisoned and the error returned: the last
+    /// persisted state stays readable. If the checkpoint that follows fails,
+    /// the persist stands (its record is durable) and the handle is
+    /// poisoned: the next write reports why.
+    pub fn persist(&mut self, root: &Hash) -> Result<()> {
+        self.check_writable()?;
+        let Some(index) = self.layers.iter().rposition(|l| l.root == *root) else {
+            return Err(StoreError::UnknownRoot(*root));
+        };
+        if self.layers[index].persisted {
+            return Ok(());
+        }
+        self.persist_through(index)
+    }
+
+    /// Persists the unpersisted layers up to position `index`.
+    fn persist_through(&mut self, index: usize) -> Result<()> {
+        let first = self
+            .layers
+            .iter()
+            .position(|l| !l.persisted)
+            .unwrap_or(index);
+        let wal_layers: Vec<WalLayer> = self
+            .layers
+            .range(first..=index)
+            .map(|l| WalLayer {
+                seq: l.seq,
+                root: l.root,
+                ops: l.ops.clone(),
+            })
+            .collect();
+        let root = self.layers[index].root;
+        let seq = self.commit_seq + 1;
+        let sync = self.options.sync == SyncMode::Always;
+        let record = wal::encode(sync, self.wal.epoch(), seq, &root, &wal_layers);
+        if let Err(error) = self.wal.append(&record, sync) {
+            self.revert_unpersisted();
+            self.poison(&error);
+            return Err(error);
+        }
+        super::Counters::add(&self.counters.wal_bytes_written, record.len() as u64);
+        super::Counters::add(&self.counters.commits, 1);
+        self.commit_seq = seq;
+        for layer in self.layers.range_mut(first..=index) {
+            layer.persisted = true;
+        }
+        self.note_persisted(index);
+        self.trim_layers();
+        if self.dirty_bytes > self.options.dirty_bytes_max()
+            || self.wal.len() > self.options.wal_bytes_max
+        {
+            if let Err(error) = self.write_checkpoint() {
+                self.poison(&error);
+            }
+        }
+        Ok(())
+    }
+
+    /// Records that layers up to `index` are durable.
+    fn note_persisted(&mut self, index: usize) {
+        let layer = &self.layers[index];
+        self.persisted_root = layer.root;
+        self.persisted_counts = layer.counts_after;
+    }
+
+    /// Drops persisted layers beyond the revert depth, oldest first, but
+    /// never one a reader needs (a reader at layer `s` needs every layer
+    /// newer than `s`).
+    pub(crate) fn trim_layers(&mut self) {
+        let depth = self.options.revert_depth;
+        loop {
+            let persisted = self.layers.iter().filter(|l| l.persisted).count();
+            let Some(oldest) = self.layers.front() else {
+                break;
+            };
+            let needed = self.min_reader_seq.is_some_and(|min| oldest.seq > min);
+            if persisted <= depth || !oldest.persisted || needed {
+                break;
+            }
+            self.layers.pop_front();
+        }
+    }
+
+    /// Reverts every unpersisted layer (no I/O: their buckets are in memory).
+    pub fn discard_uncommitted(&mut self) {
+        self.revert_unpersisted();
+    }
+
+    fn revert_unpersisted(&mut self) {
+        while self.layers.back().is_some_and(|l| !l.persisted) {
+            let Some(layer) = self.layers.pop_back() else {
+                break;
+            };
+            let ops: Vec<(B256, Option<B256>)> = layer.old.into_iter().collect();
+            if let Err(error) = self.apply_ops(&ops) {
+                // Unreachable in practice: an unpersisted layer's buckets stay in memory.
+                self.poison(&error);
+                return;
+            }
+            debug_assert_eq!(
+                self.root, layer.root_before,
+                "revert did not restore the root"
+            );
+        }
+    }
+
+    /// The value of `key` at the root of layer `seq` (the tip if `seq` is
+    /// the newest layer or newer).
+    pub fn get_at(&self, key: &B256, seq: u64) -> Result<Option<B256>> {
+        for layer in self.layers.iter().filter(|l| l.seq > seq) {
+            if let Some(old) = layer.old.get(key) {
+                return Ok(*old);
+            }
+        }
+        self.get(key)
+    }
+}
