@@ -17,6 +17,8 @@ pub enum Structure {
     Wal,
     /// The trie as a whole (hashes that do not add up).
     Trie,
+    /// The reverse diffs kept for reverts.
+    Revert,
 }
 
 impl std::fmt::Display for Structure {
@@ -27,6 +29,7 @@ impl std::fmt::Display for Structure {
             Structure::TriePage => "trie page",
             Structure::Wal => "WAL record",
             Structure::Trie => "trie",
+            Structure::Revert => "revert segment",
         })
     }
 }

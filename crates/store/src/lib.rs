@@ -23,6 +23,7 @@ pub mod io;
 pub mod meta;
 pub mod options;
 pub mod prefix;
+pub mod revert_log;
 pub mod stats;
 mod store;
 pub mod summary;

@@ -26,8 +26,8 @@
 //! 48   8     bucket count
 //! 56   8     stem count
 //! 64   8     leaf (value) count
-//! 72   1     1 if a revert index follows, else 0
-//! 73   16    revert index extent (only if flagged)
+//! 72   1     1 if a revert log follows, else 0
+//! 73   16    revert log extent (only if flagged)
 //! ...  ...   root node entry (upper-trie page entry format)
 //! ...        zeros up to 4096
 //! ```
@@ -63,8 +63,8 @@ pub struct Meta {
     pub stem_count: u64,
     /// Values stored.
     pub leaf_count: u64,
-    /// The index of the on-disk reverse diffs (revert segments), if any.
-    pub revert_index: Option<Extent>,
+    /// The segment of reverse diffs of the revert window, if any.
+    pub revert_log: Option<Extent>,
     /// The root node of the upper trie.
     pub root: Entry,
 }
@@ -96,7 +96,7 @@ impl Meta {
         ] {
             out.extend_from_slice(&field.to_le_bytes());
         }
-        match &self.revert_index {
+        match &self.revert_log {
             Some(extent) => {
                 out.push(1);
                 extent.encode_into(&mut out);
@@ -144,10 +144,10 @@ impl Meta {
         }
         let [generation, commit_seq, layer_seq, data_blocks, bucket_count, stem_count, leaf_count] =
             fields;
-        let revert_index = match r.u8().ok_or_else(short)? {
+        let revert_log = match r.u8().ok_or_else(short)? {
             0 => None,
-            1 => Some(Extent::decode(&mut r).ok_or_else(|| bad("bad revert index extent".into()))?),
-            other => return Err(bad(format!("revert index flag {other}"))),
+            1 => Some(Extent::decode(&mut r).ok_or_else(|| bad("bad revert log extent".into()))?),
+            other => return Err(bad(format!("revert log flag {other}"))),
         };
         if !(1..=8).contains(&group_depth) {
             return Err(bad(format!("group depth {group_depth}")));
@@ -170,7 +170,7 @@ impl Meta {
             bucket_count,
             stem_count,
             leaf_count,
-            revert_index,
+            revert_log,
             root,
         })
     }
@@ -277,7 +277,7 @@ mod tests {
             group_depth: 6,
             commit_seq: 41,
             layer_seq: 77,
-            revert_index: Some(Extent {
+            revert_log: Some(Extent {
                 offset: 9 * 4096,
                 len: 1000,
                 crc: 5,

@@ -14,8 +14,9 @@
 //! 32   32    state root after the commit
 //! 64   4     number of layers L (blocks persisted by this commit)
 //! 68   ...   L layers, each:
-//!              8    layer sequence number
+//!              8    layer sequence number (a revert: the layer reverted to)
 //!              32   root after the layer
+//!              4    kind: 0 a block, 1 a revert to the layer numbered above
 //!              4    number of sets s
 //!              4    number of deletes d
 //!              64*s sets: 32-byte key, 32-byte value, in application order
@@ -42,7 +43,7 @@ use crate::io::StoreFile;
 
 const MAGIC: &[u8; 4] = b"UBTW";
 const HEADER_BYTES: usize = 68;
-const LAYER_HEADER_BYTES: usize = 48;
+const LAYER_HEADER_BYTES: usize = 52;
 const FLAG_SYNCED: u32 = 1;
 /// Largest record replay accepts (a commit of ~16 M writes).
 pub const RECORD_BYTES_MAX: usize = 1 << 30;
@@ -57,6 +58,9 @@ pub struct WalLayer {
     pub root: Hash,
     /// Sets (`Some`) and deletes (`None`), sets first then deletes.
     pub ops: Vec<(B256, Option<B256>)>,
+    /// Whether this is a revert to layer `seq` (its ops restore that
+    /// layer's state) rather than a block.
+    pub revert: bool,
 }
 
 /// A decoded WAL record.
@@ -110,6 +114,7 @@ pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, layers: &[WalLaye
             .collect();
         out.extend_from_slice(&layer.seq.to_le_bytes());
         out.extend_from_slice(&layer.root);
+        out.extend_from_slice(&u32::from(layer.revert).to_le_bytes());
         out.extend_from_slice(&(sets.len() as u32).to_le_bytes());
         out.extend_from_slice(&(deletes.len() as u32).to_le_bytes());
         for (key, value) in sets {
@@ -154,6 +159,10 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
     for _ in 0..layer_count {
         let layer_seq = body.u64()?;
         let layer_root: Hash = body.array()?;
+        let kind = body.u32()?;
+        if kind > 1 {
+            return None;
+        }
         let sets = body.u32()? as usize;
         let deletes = body.u32()? as usize;
         if sets
@@ -177,6 +186,7 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
             seq: layer_seq,
             root: layer_root,
             ops,
+            revert: kind == 1,
         });
     }
     if body.remaining() != 0 || layers.last().is_some_and(|l| l.root != root) {

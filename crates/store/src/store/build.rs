@@ -360,7 +360,7 @@ impl Store {
         store.persisted_root = store.root;
         store.persisted_counts = (store.stem_count, store.leaf_count);
         report.pages_written = store.trie.page_count() as u64;
-        store.write_pages_and_meta(&mut writer, &Default::default())?;
+        store.write_pages_and_meta(&mut writer, &Default::default(), None)?;
         store.after_checkpoint();
         report.data_bytes_written = store.stats().data_bytes_written;
         Ok((store, report))

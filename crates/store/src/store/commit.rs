@@ -236,7 +236,8 @@ impl Store {
                     Link::Leaf(bucket) => self.buckets[bucket as usize].prefix,
                     Link::Internal(_) => unreachable!("overrides are for leaves"),
                 });
-        self.write_pages_and_meta(&mut writer, &overrides)?;
+        let revert_log = self.write_revert_log(&mut writer)?;
+        self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
         self.after_checkpoint();
         for ((id, (bytes, summary)), new_ref) in dirty.into_iter().zip(encoded).zip(new_refs) {
             if summary.is_some() {
@@ -264,6 +265,7 @@ impl Store {
         &mut self,
         writer: &mut RunWriter<'_>,
         overrides: &HashMap<NodeId, Summary>,
+        revert_log: Option<Extent>,
     ) -> Result<()> {
         if self.page_blocks.block_count() * BLOCK_BYTES as u64
             > 2 * self.page_blocks.live_bytes() + PAGE_SLACK_BYTES
@@ -277,16 +279,21 @@ impl Store {
             let prefix = self.prefix_of_node(page_root);
             let buckets = &self.buckets;
             let trie = &self.trie;
+            // A page holding summaries other than the tip's must be written
+            // again at the next checkpoint.
+            let differs = std::cell::Cell::new(false);
             let bytes = page::encode(
                 &self.trie,
                 page_root,
                 &prefix,
                 &|bucket| buckets[bucket as usize].extent,
                 &|node| {
-                    overrides
-                        .get(&node)
-                        .copied()
-                        .unwrap_or(trie.node(node).summary)
+                    let tip = trie.node(node).summary;
+                    let stored = overrides.get(&node).copied().unwrap_or(tip);
+                    if stored != tip {
+                        differs.set(true);
+                    }
+                    stored
                 },
             );
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
@@ -301,6 +308,9 @@ impl Store {
                 for block in self.page_blocks.remove(old.offset, old.len) {
                     self.released.push(block..block + 1);
                 }
+            }
+            if differs.get() {
+                self.trie.mark_page_dirty(page_root);
             }
         }
         packer.finish(writer)?;
@@ -334,7 +344,7 @@ impl Store {
             group_depth: self.trie.group_depth(),
             commit_seq: self.commit_seq,
             layer_seq: self.persisted_layer_seq(),
-            revert_index: self.meta.revert_index,
+            revert_log,
             data_blocks: self.alloc.end(),
             bucket_count: self.buckets.len() as u64,
             stem_count: self.persisted_counts.0,

@@ -106,14 +106,12 @@ impl Store {
         Ok(self.root)
     }
 
-    /// Sequence number of the newest persisted layer (the checkpoint's
-    /// when no persisted layer is in memory).
+    /// The highest layer number issued so far (recorded in the meta
+    /// record, so numbers keep increasing across restarts).
     pub(crate) fn persisted_layer_seq(&self) -> u64 {
-        self.layers
-            .iter()
-            .rev()
-            .find(|l| l.persisted)
-            .map_or(self.meta.layer_seq, |l| l.seq)
+        self.next_layer_seq
+            .saturating_sub(1)
+            .max(self.meta.layer_seq)
     }
 
     /// The layers in memory, oldest first.
@@ -172,6 +170,7 @@ impl Store {
                 seq: l.seq,
                 root: l.root,
                 ops: l.ops.clone(),
+                revert: false,
             })
             .collect();
         let root = self.layers[index].root;

@@ -24,6 +24,7 @@ mod commit;
 mod layers;
 mod open;
 mod read;
+mod revert;
 mod verify;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,6 +117,8 @@ pub struct Store {
     next_layer_seq: u64,
     /// The oldest layer a reader still needs, if any reader is open.
     min_reader_seq: Option<u64>,
+    /// Layer numbers reverted away (first, last).
+    voided: Vec<(u64, u64)>,
     /// Root of everything applied (the tip).
     root: Hash,
     /// Root of the last persisted layer (or of the checkpoint).

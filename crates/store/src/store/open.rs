@@ -116,7 +116,27 @@ impl Store {
             ));
         }
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
-        let (alloc, page_blocks) = claim_space(&trie, &buckets, meta.data_blocks)?;
+        let window = match meta.revert_log {
+            Some(extent) => {
+                let mut bytes = vec![0u8; extent.byte_len()];
+                data.read_exact_at(&mut bytes, extent.offset)
+                    .map_err(StoreError::io("reading the revert log"))?;
+                crate::revert_log::decode_segment(&bytes, extent.crc, &block_location(&extent))?
+            }
+            None => Vec::new(),
+        };
+        if window
+            .last()
+            .is_some_and(|d| d.root != meta.root.summary.hash)
+        {
+            return Err(StoreError::corrupted(
+                Structure::Revert,
+                META_FILE,
+                "the revert log does not end at the checkpoint's root",
+            ));
+        }
+        let whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
+        let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
         let root = meta.root.summary.hash;
         let mut store = Store {
             wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
@@ -135,6 +155,7 @@ impl Store {
             layers: std::collections::VecDeque::new(),
             next_layer_seq: meta.layer_seq + 1,
             min_reader_seq: None,
+            voided: Vec::new(),
             root,
             persisted_root: root,
             commit_seq: meta.commit_seq,
@@ -147,6 +168,17 @@ impl Store {
             last_apply: Default::default(),
             meta,
         };
+        for diff in window {
+            store.layers.push_back(super::Layer {
+                seq: diff.seq,
+                root_before: diff.root_before,
+                root: diff.root,
+                ops: Vec::new(),
+                old: diff.old.into_iter().collect(),
+                persisted: true,
+                counts_after: (0, 0),
+            });
+        }
         store.replay_wal(&wal_file)?;
         Ok(store)
     }
@@ -159,6 +191,17 @@ impl Store {
             for layer in record.layers {
                 let root_before = self.root;
                 let undo = self.apply_ops(&layer.ops)?;
+                if layer.revert {
+                    if self.root != layer.root {
+                        return Err(StoreError::corrupted(
+                            Structure::Wal,
+                            format!("{WAL_FILE} record {}", record.seq),
+                            "replaying a revert does not reach the root it holds",
+                        ));
+                    }
+                    self.finish_revert(layer.seq, true);
+                    continue;
+                }
                 if self.root != layer.root {
                     return Err(StoreError::corrupted(
                         Structure::Wal,
@@ -255,7 +298,7 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
         group_depth: options.group_depth.unwrap_or(DEFAULT_GROUP_DEPTH),
         commit_seq: 0,
         layer_seq: 0,
-        revert_index: None,
+        revert_log: None,
         data_blocks: 0,
         bucket_count: 1,
         stem_count: 0,
@@ -445,6 +488,7 @@ fn add_page(
 fn claim_space(
     trie: &UpperTrie,
     buckets: &[BucketSlot],
+    revert_log: &[Extent],
     data_blocks: u64,
 ) -> Result<(BlockAllocator, PageBlocks)> {
     let overlap = |extent: &Extent| {
@@ -455,7 +499,11 @@ fn claim_space(
         )
     };
     let mut alloc = BlockAllocator::new();
-    for extent in buckets.iter().filter_map(|b| b.extent) {
+    for extent in buckets
+        .iter()
+        .filter_map(|b| b.extent)
+        .chain(revert_log.iter().copied())
+    {
         if extent.offset % BLOCK_BYTES as u64 != 0
             || extent.blocks().end > data_blocks
             || !alloc.mark_used(extent.blocks())

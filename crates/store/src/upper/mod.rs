@@ -263,6 +263,13 @@ impl UpperTrie {
         self.nodes[ROOT as usize].summary
     }
 
+    /// Marks the page rooted at `id` dirty.
+    pub fn mark_page_dirty(&mut self, id: NodeId) {
+        if let Some(page) = &mut self.nodes[id as usize].page {
+            page.dirty = true;
+        }
+    }
+
     /// Marks every page dirty (to rewrite them all, compacting page blocks).
     pub fn mark_all_pages_dirty(&mut self) {
         for node in &mut self.nodes {

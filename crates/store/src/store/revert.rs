@@ -1,0 +1,179 @@
+//! Reverting to an earlier root: the root of any layer in memory, or the
+//! root before the oldest one. The layers in memory are the unpersisted
+//! blocks plus the revert window: the last `revert_depth` persisted blocks
+//! (loaded from the checkpoint's revert segment after a restart, see
+//! [`crate::revert_log`]). A revert consumes the window: reverting `r`
+//! persisted blocks leaves `depth - r` to revert further until new blocks
+//! are persisted. When persisted blocks are undone, the revert is made
+//! durable as one WAL record before anything changes in memory.
+//!
+//! The reverse diffs of all reverted layers are first merged into one set
+//! of writes (each key back to its value at the target root; keys that did
+//! not exist then are deleted), applied in one atomic `apply_ops`: a revert
+//! either happens whole or not at all.
+
+use std::collections::HashMap;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::Hash;
+
+use super::{Counters, Store};
+use crate::error::{Result, StoreError, Structure};
+use crate::format::{blocks_for, Extent};
+use crate::options::SyncMode;
+use crate::revert_log::{self, ReverseDiff};
+use crate::wal::{self, WalLayer};
+
+/// The reverse diffs to undo for a revert, newest first.
+struct RevertPlan {
+    /// The layer reverted to (every layer with a greater number goes).
+    target_seq: u64,
+    /// Each reverted layer's previous values, newest layer first.
+    diffs: Vec<Vec<(B256, Option<B256>)>>,
+    /// Whether any reverted layer is durable (then so must the revert be).
+    persisted: bool,
+}
+
+impl Store {
+    /// Reverts the state to `root`: the root of a layer in memory, or of
+    /// one of the last [`crate::Options::revert_depth`] persisted blocks.
+    /// When persisted blocks are undone the revert is durable on return.
+    /// Fails with [`StoreError::UnknownRoot`] for any other root.
+    pub fn revert(&mut self, root: &Hash) -> Result<()> {
+        self.check_writable()?;
+        if *root == self.root {
+            return Ok(());
+        }
+        let plan = self.plan_revert(root)?;
+        // Each key back to its value at the target: the oldest reverted
+        // layer's previous value wins.
+        let mut net: HashMap<B256, Option<B256>> = HashMap::new();
+        for diff in &plan.diffs {
+            for (key, value) in diff {
+                net.insert(*key, *value);
+            }
+        }
+        let mut ops: Vec<(B256, Option<B256>)> = net.into_iter().collect();
+        ops.sort_unstable_by_key(|(key, _)| *key);
+        if plan.persisted {
+            let sync = self.options.sync == SyncMode::Always;
+            let layer = WalLayer {
+                seq: plan.target_seq,
+                root: *root,
+                ops: ops.clone(),
+                revert: true,
+            };
+            let record = wal::encode(sync, self.wal.epoch(), self.commit_seq + 1, root, &[layer]);
+            if let Err(error) = self.wal.append(&record, sync) {
+                self.poison(&error);
+                return Err(error);
+            }
+            Counters::add(&self.counters.wal_bytes_written, record.len() as u64);
+            Counters::add(&self.counters.commits, 1);
+            self.commit_seq += 1;
+        }
+        if let Err(error) = self.apply_ops(&ops) {
+            if plan.persisted {
+                // Durable but not applied here: reopening replays it.
+                self.poison(&error);
+            }
+            return Err(error);
+        }
+        if self.root != *root {
+            let error = StoreError::corrupted(
+                Structure::Revert,
+                "reverse diffs",
+                "undoing the layers does not restore the requested root",
+            );
+            self.poison(&error);
+            return Err(error);
+        }
+        self.finish_revert(plan.target_seq, plan.persisted);
+        Ok(())
+    }
+
+    /// Finds the layers to undo to reach `root`.
+    fn plan_revert(&self, root: &Hash) -> Result<RevertPlan> {
+        let diffs_after = |position: usize| -> Vec<Vec<(B256, Option<B256>)>> {
+            self.layers
+                .range(position..)
+                .rev()
+                .map(|l| l.old.iter().map(|(k, v)| (*k, *v)).collect())
+                .collect()
+        };
+        if let Some(position) = self.layers.iter().rposition(|l| l.root == *root) {
+            return Ok(RevertPlan {
+                target_seq: self.layers[position].seq,
+                persisted: self.layers.range(position + 1..).any(|l| l.persisted),
+                diffs: diffs_after(position + 1),
+            });
+        }
+        match self.layers.front() {
+            Some(oldest) if oldest.root_before == *root => Ok(RevertPlan {
+                target_seq: oldest.seq.saturating_sub(1),
+                persisted: oldest.persisted,
+                diffs: diffs_after(0),
+            }),
+            _ => Err(StoreError::UnknownRoot(*root)),
+        }
+    }
+
+    /// Whether layer `seq` was reverted away.
+    pub(crate) fn is_voided(&self, seq: u64) -> bool {
+        self.voided
+            .iter()
+            .any(|(first, last)| (*first..=*last).contains(&seq))
+    }
+
+    /// After the state reached layer `target_seq`'s root: drops the newer
+    /// layers, voids their numbers, and stops using newer reverse diffs.
+    pub(crate) fn finish_revert(&mut self, target_seq: u64, durable: bool) {
+        let newest = self.next_layer_seq.saturating_sub(1);
+        while self.layers.back().is_some_and(|l| l.seq > target_seq) {
+            self.layers.pop_back();
+        }
+        if target_seq < newest {
+            self.voided.push((target_seq + 1, newest));
+        }
+        if durable {
+            self.persisted_root = self.root;
+            self.persisted_counts = (self.stem_count, self.leaf_count);
+        }
+    }
+
+    /// At a checkpoint: writes the revert window (every persisted layer in
+    /// memory, oldest first) as one segment; the previous segment is freed
+    /// once the checkpoint is durable. Returns the segment's extent.
+    pub(super) fn write_revert_log(
+        &mut self,
+        writer: &mut super::commit::RunWriter<'_>,
+    ) -> Result<Option<Extent>> {
+        if let Some(previous) = self.meta.revert_log {
+            self.released.push(previous.blocks());
+        }
+        let window: Vec<ReverseDiff> = self
+            .layers
+            .iter()
+            .filter(|l| l.persisted)
+            .map(|l| {
+                let mut old: Vec<(B256, Option<B256>)> =
+                    l.old.iter().map(|(k, v)| (*k, *v)).collect();
+                old.sort_unstable_by_key(|(key, _)| *key);
+                ReverseDiff {
+                    seq: l.seq,
+                    root_before: l.root_before,
+                    root: l.root,
+                    old,
+                }
+            })
+            .collect();
+        if window.is_empty() {
+            return Ok(None);
+        }
+        let bytes = revert_log::encode_segment(&window);
+        let block = self.alloc.alloc(blocks_for(bytes.len()));
+        let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        writer.write(block, &bytes)?;
+        Ok(Some(Extent::at_block(block, bytes.len(), crc)))
+    }
+}
