@@ -327,11 +327,13 @@ mod tests {
                 seq: 40,
                 root: [3; 32],
                 ops: ops.clone(),
+                revert: false,
             },
             WalLayer {
-                seq: 41,
+                seq: 38,
                 root: [4; 32],
                 ops: vec![],
+                revert: true,
             },
         ];
         let record = encode(true, 3, 17, &[4; 32], &layers);

@@ -18,7 +18,7 @@
 //!   `verify` clean. Both copies of the newest checkpoint damaged: the open
 //!   fails with `Corrupted` rather than silently falling back to the older
 //!   checkpoint (whose WAL records were overwritten).
-//! * **Trie page, bucket**: the open fails with `Corrupted`, or it succeeds
+//! * **Trie page, bucket, revert segment**: the open fails with `Corrupted`, or it succeeds
 //!   at the full state and `verify` reports a problem; reads return the
 //!   right value or `Corrupted`.
 //! * **WAL record** of the current epoch: replay ends at the damaged record,
@@ -172,6 +172,8 @@ struct Layout {
     generation: u64,
     pages: Vec<Extent>,
     buckets: Vec<Extent>,
+    /// The revert window's segment (reverse diffs of recent blocks).
+    revert_log: Option<Extent>,
     /// Byte ranges of the WAL records of the current epoch, in order.
     wal_records: Vec<std::ops::Range<u64>>,
     data_len: u64,
@@ -256,6 +258,7 @@ fn locate(fx: &Fixture) -> Layout {
         generation: meta.generation,
         pages,
         buckets,
+        revert_log: meta.revert_log,
         wal_records,
         data_len: data.len() as u64,
         wal_len: wal_bytes.len() as u64,
@@ -542,6 +545,15 @@ fn bit_flips_in_every_structure_are_detected() {
     }
     tallies.push(("trie pages", pages));
 
+    // The revert window's segment: every byte (checked at open).
+    let mut revert = Tally::default();
+    if let Some(segment) = layout.revert_log {
+        for offset in spread(&[segment.offset..segment.end()], SPREAD_FLIPS, &mut rng) {
+            checked_flip(&fx, &mut revert, DATA_FILE, offset, rng.below(8) as u8);
+        }
+    }
+    tallies.push(("revert segment", revert));
+
     // Buckets: the first 173 bytes of the first bucket (the fixed header,
     // up to four sub-bucket hashes, then records), then a spread over all
     // bucket bytes.
@@ -614,7 +626,12 @@ fn bit_flips_in_every_structure_are_detected() {
     // Unreferenced bytes: data-file bytes outside every live extent, and
     // WAL bytes past the current epoch's records.
     let mut used = BTreeSet::new();
-    for extent in layout.pages.iter().chain(&layout.buckets) {
+    for extent in layout
+        .pages
+        .iter()
+        .chain(&layout.buckets)
+        .chain(&layout.revert_log)
+    {
         used.extend(extent.offset..extent.end());
     }
     let mut free: Vec<std::ops::Range<u64>> = Vec::new();
