@@ -11,6 +11,11 @@
 //!   device's.
 //! * [`diskstats`], [`machine`], [`stats`]: device write counters, machine
 //!   facts and percentiles for reports.
+//! * [`statistics`]: medians, CV, the Mann-Whitney U test and bootstrap
+//!   confidence intervals of ratios of medians.
+//! * [`metrics`]: the per-block metrics lines of `ubt bench run` and the
+//!   go-ethereum peer (docs/workload-format.md), grouped without the
+//!   warm-up run; [`natural`]: the natural order of labels (`gd2 < gd10`).
 //! * [`error`]: the crate's error, [`BenchError`].
 
 pub mod cold;
@@ -18,6 +23,9 @@ pub mod device;
 pub mod diskstats;
 pub mod error;
 pub mod machine;
+pub mod metrics;
+pub mod natural;
+pub mod statistics;
 pub mod stats;
 pub mod store_bench;
 
