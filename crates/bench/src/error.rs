@@ -26,6 +26,17 @@ pub enum BenchError {
         /// What the engine reported.
         message: String,
     },
+    /// A line of block metrics (JSON lines) could not be read.
+    #[error("{source_name} line {line}: {message}")]
+    Metrics {
+        /// Where the lines came from: a file name, or a label such as
+        /// `"stdin"`.
+        source_name: String,
+        /// The 1-based line number.
+        line: usize,
+        /// What is wrong with the line.
+        message: String,
+    },
     /// The caller asked for something that cannot be measured, e.g. a
     /// probe file smaller than one block.
     #[error("invalid benchmark options: {what}")]

@@ -11,6 +11,13 @@
 //!   device's.
 //! * [`diskstats`], [`machine`], [`stats`]: device write counters, machine
 //!   facts and percentiles for reports.
+//! * [`statistics`]: medians, CV, the Mann-Whitney U test and bootstrap
+//!   confidence intervals of ratios of medians.
+//! * [`metrics`]: the per-block metrics lines of `ubt bench run` and the
+//!   go-ethereum peer (docs/workload-format.md), grouped without the
+//!   warm-up run; [`natural`]: the natural order of labels (`gd2 < gd10`).
+//! * [`summary`], [`report`], [`svg`]: the figures of a block-metrics
+//!   report (medians, comparisons), its Markdown and its SVG charts.
 //! * [`error`]: the crate's error, [`BenchError`].
 
 pub mod cold;
@@ -18,7 +25,13 @@ pub mod device;
 pub mod diskstats;
 pub mod error;
 pub mod machine;
+pub mod metrics;
+pub mod natural;
+pub mod report;
+pub mod statistics;
 pub mod stats;
 pub mod store_bench;
+pub mod summary;
+pub mod svg;
 
 pub use error::BenchError;
