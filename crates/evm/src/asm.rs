@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-/// The opcodes the contracts use (Osaka numbering).
+/// The opcodes the contracts use, by their Yellow Paper mnemonics (Osaka
+/// numbering).
 #[allow(missing_docs)]
 pub mod op {
     pub const STOP: u8 = 0x00;

@@ -144,6 +144,11 @@ impl<S: StateSource> Executor<S> {
         &self.codes
     }
 
+    /// The state source and the code store (with the code blocks created).
+    pub fn into_parts(self) -> (S, CodeStore) {
+        (self.source, self.codes)
+    }
+
     /// Number of blocks executed so far.
     pub fn blocks(&self) -> u64 {
         self.block_number

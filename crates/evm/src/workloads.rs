@@ -243,11 +243,22 @@ pub fn mixed_tx(
     };
     let call_gas =
         gas_budget.saturating_sub(attack_gas(actors, &empty) + reserve(APPROVE_CALL_GAS));
-    let plan = CallPlan {
+    let mut plan = CallPlan {
         start,
         balanceof_calls: call_gas * u64::from(sload_pct) / 100 / BALANCEOF_CALL_GAS,
         approve_calls: call_gas * u64::from(sstore_pct) / 100 / APPROVE_CALL_GAS,
     };
+    // Larger counts cost more calldata gas: trim until the plan fits.
+    while plan.approve_calls > 0
+        && attack_gas(actors, &plan) + reserve(APPROVE_CALL_GAS) > gas_budget
+    {
+        plan.approve_calls -= 1;
+    }
+    while plan.balanceof_calls > 0
+        && attack_gas(actors, &plan) + reserve(APPROVE_CALL_GAS) > gas_budget
+    {
+        plan.balanceof_calls -= 1;
+    }
     (attack_tx(actors, &plan, gas_budget), plan)
 }
 
