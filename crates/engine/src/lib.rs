@@ -9,57 +9,107 @@
 //!
 //! # fn main() -> Result<(), ubt_engine::Error> {
 //! let mut db = Db::open("/tmp/state.ubt", Options::default())?;
-//! let key = B256::repeat_byte(0x11);
-//! let root = db.apply_block(&[(key, B256::repeat_byte(0x22))])?; // durable on return
-//! assert_eq!(db.get(&key)?, Some(B256::repeat_byte(0x22)));
-//! assert_eq!(db.root(), root);
+//! let (a, b) = (B256::repeat_byte(0x11), B256::repeat_byte(0x22));
+//!
+//! // Blocks stack up in memory as layers; each returns its root at once.
+//! let root1 = db.apply(&[(a, b)])?;
+//! let root2 = db.apply(&[(a, B256::repeat_byte(0x33))])?;
+//!
+//! // A reader sees exactly the state at its root while the writer goes on.
+//! let reader = db.reader(&root1)?;
+//! db.persist(&root1)?; // block 1 is durable; block 2 is still in memory
+//! assert_eq!(reader.get(&a)?, Some(b));
+//! assert_eq!(db.get(&a)?, Some(B256::repeat_byte(0x33)));
+//!
+//! // Reorg: drop block 2 (and any persisted block within the revert depth).
+//! db.revert(&root1)?;
+//! assert_eq!(db.root(), root1);
+//! let _ = root2;
 //! db.close()?;
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Reads ([`Db::get`], [`Db::get_many`]) cost at most one I/O per bucket not
-//! in memory; a batch issues all its reads at once. Writes are applied with
-//! [`Db::apply`] (returns the new root) and made durable with
-//! [`Db::commit`]; [`Db::apply_block`] does both. Group depth, memory budget
-//! and sync mode are [`Options`].
+//! * [`Db::apply`] puts a block's writes on top of the latest layer and
+//!   returns the new root without touching the disk; reading at the tip and
+//!   computing the next root cost the same however many layers are kept.
+//! * [`Db::persist`] makes the oldest layers durable as one WAL record;
+//!   [`Db::commit`] all of them; [`Db::apply_block`] applies and commits.
+//! * [`Db::revert`] drops layers, and undoes persisted blocks back to any of
+//!   the last [`Options::revert_depth`] (128 by default) from reverse diffs
+//!   kept in memory and on disk.
+//! * [`Db::reader`] gives a consistent snapshot at any root in memory that
+//!   lives while the writer applies, persists and checkpoints.
+//! * [`Db::prefetch`] starts reading the buckets of keys about to be used
+//!   (one deep batch); `apply` then waits only for what has not arrived.
+//! * Reads ([`Db::get`], [`Db::get_many`]) cost at most one I/O per bucket
+//!   not in memory; a batch issues all its reads at once.
 
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 pub use ubt_store::io::{ReadBackendChoice, StoreDir};
-use ubt_store::Store;
 pub use ubt_store::{
-    ApplyTiming, BuildReport, Options, Stats, StoreError as Error, SyncMode, VerifyReport,
-    DEFAULT_GROUP_DEPTH,
+    ApplyTiming, BuildReport, LayerInfo, Options, Stats, StoreError as Error, SyncMode,
+    VerifyReport, DEFAULT_GROUP_DEPTH,
 };
+use ubt_store::{Snapshot, Store};
 
 /// Result alias of the engine.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// What the writer and the readers share.
+#[derive(Debug)]
+struct Shared {
+    store: RwLock<Store>,
+    /// Open snapshots: layer number -> how many readers hold it.
+    readers: Mutex<BTreeMap<u64, usize>>,
+}
+
+impl Shared {
+    fn read(&self) -> RwLockReadGuard<'_, Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Store> {
+        self.store.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells the store the oldest open snapshot.
+    fn publish_min(&self, readers: &BTreeMap<u64, usize>, store: &Store) {
+        store.set_min_reader_seq(readers.keys().next().copied());
+    }
+}
+
 /// An open database. One writer per directory (a lock file enforces it);
-/// `&Db` may be shared between reader threads while no write runs.
+/// readers from [`Db::reader`] may live on other threads.
 #[derive(Debug)]
 pub struct Db {
-    store: Store,
+    shared: Arc<Shared>,
 }
 
 impl Db {
+    fn wrap(store: Store) -> Db {
+        Db {
+            shared: Arc::new(Shared {
+                store: RwLock::new(store),
+                readers: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
     /// Opens the database in directory `path`, creating it if
     /// `options.create_if_missing` (the default).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
-        Ok(Db {
-            store: Store::open_path(path.as_ref(), options)?,
-        })
+        Ok(Db::wrap(Store::open_path(path.as_ref(), options)?))
     }
 
     /// Opens the database in any [`StoreDir`] (for example a simulated disk).
     pub fn open_dir(dir: Arc<dyn StoreDir>, options: Options) -> Result<Db> {
-        Ok(Db {
-            store: Store::open(dir, options)?,
-        })
+        Ok(Db::wrap(Store::open(dir, options)?))
     }
 
     /// Builds a new database in `path` from key/value pairs sorted by key
@@ -82,85 +132,190 @@ impl Db {
         sorted_entries: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<(Db, BuildReport)> {
         let (store, report) = Store::build(dir, options, sorted_entries)?;
-        Ok((Db { store }, report))
+        Ok((Db::wrap(store), report))
     }
 
-    /// The value at `key`, if present.
+    /// The value at `key` at the tip, if present.
     pub fn get(&self, key: &B256) -> Result<Option<B256>> {
-        self.store.get(key)
+        self.shared.read().get(key)
     }
 
-    /// The values at `keys`, in order; all reads of the batch in flight at once.
+    /// The values at `keys` at the tip, in order; all reads of the batch in
+    /// flight at once.
     pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
-        self.store.get_many(keys)
+        self.shared.read().get_many(keys)
     }
 
-    /// Applies writes in order (later writes to a key win) and returns the
-    /// new root. Not durable until [`Db::commit`].
+    /// Applies a block's writes (in order; later writes to a key win) as a
+    /// new layer and returns its root. Nothing reaches the disk.
     pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
-        self.store.apply(writes)
+        self.shared.write().apply(writes)
     }
 
-    /// Makes every applied write durable (one WAL record, synced in
-    /// [`SyncMode::Always`]) and returns the committed root.
+    /// Makes the layers up to the one with `root` durable, as one WAL
+    /// record (synced in [`SyncMode::Always`]).
+    pub fn persist(&mut self, root: &Hash) -> Result<()> {
+        self.shared.write().persist(root)
+    }
+
+    /// Makes every layer durable and returns the root.
     pub fn commit(&mut self) -> Result<Hash> {
-        self.store.commit()
+        self.shared.write().commit()
     }
 
-    /// [`Db::apply`] then [`Db::commit`]: one block.
+    /// [`Db::apply`] then [`Db::commit`]: one durable block.
     pub fn apply_block(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
-        self.store.apply(writes)?;
-        self.store.commit()
+        let mut store = self.shared.write();
+        store.apply(writes)?;
+        store.commit()
     }
 
-    /// Drops writes applied since the last commit.
+    /// Reverts to `root`: a layer in memory, or one of the last
+    /// [`Options::revert_depth`] persisted blocks. Durable on return when
+    /// persisted blocks are undone. Readers of reverted roots get
+    /// [`Error::SnapshotReverted`].
+    pub fn revert(&mut self, root: &Hash) -> Result<()> {
+        self.shared.write().revert(root)
+    }
+
+    /// Drops every unpersisted layer.
     pub fn discard_uncommitted(&mut self) {
-        self.store.discard_uncommitted();
+        self.shared.write().discard_uncommitted();
     }
 
-    /// The root of everything applied.
+    /// The layers in memory, oldest first.
+    pub fn layers(&self) -> Vec<LayerInfo> {
+        self.shared.read().layers()
+    }
+
+    /// A consistent snapshot at `root` (the tip, a layer in memory, or the
+    /// state before the oldest layer), usable from any thread while the
+    /// writer goes on.
+    pub fn reader(&self, root: &Hash) -> Result<Reader> {
+        let store = self.shared.read();
+        let snapshot = store.snapshot(root)?;
+        let mut readers = self
+            .shared
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *readers.entry(snapshot.seq).or_insert(0) += 1;
+        self.shared.publish_min(&readers, &store);
+        Ok(Reader {
+            shared: Arc::clone(&self.shared),
+            snapshot,
+        })
+    }
+
+    /// Starts reading the buckets of `keys` in the background (one deep
+    /// batch); returns how many reads it started.
+    pub fn prefetch(&self, keys: &[B256]) -> usize {
+        self.shared.read().prefetch(keys)
+    }
+
+    /// The root of everything applied (the tip).
     pub fn root(&self) -> Hash {
-        self.store.root()
+        self.shared.read().root()
     }
 
-    /// The root of the last commit.
+    /// The root of the last persisted layer.
     pub fn committed_root(&self) -> Hash {
-        self.store.committed_root()
+        self.shared.read().committed_root()
     }
 
-    /// Writes changed buckets and pages to the data file now (commits run
-    /// one automatically when their memory or WAL budget is exceeded).
+    /// Writes changed buckets and pages to the data file now (persists
+    /// every layer first).
     pub fn checkpoint(&mut self) -> Result<()> {
-        self.store.checkpoint()
+        self.shared.write().checkpoint()
     }
 
     /// Full check of the database: every checksum, every hash recomputed.
     pub fn verify(&self) -> Result<VerifyReport> {
-        self.store.verify()
+        self.shared.read().verify()
     }
 
     /// Shape, memory and I/O counters.
     pub fn stats(&self) -> Stats {
-        self.store.stats()
+        self.shared.read().stats()
     }
 
     /// Where the time of the last [`Db::apply`] went.
     pub fn last_apply_timing(&self) -> ApplyTiming {
-        self.store.last_apply_timing()
+        self.shared.read().last_apply_timing()
     }
 
     /// Bucket reads issued to the data file since open (cheap).
     pub fn bucket_reads(&self) -> u64 {
-        self.store.bucket_reads()
+        self.shared.read().bucket_reads()
     }
 
     /// Drops the clean bucket cache (for cold-read measurements).
     pub fn clear_cache(&self) {
-        self.store.clear_cache();
+        self.shared.read().clear_cache();
     }
 
-    /// Commits, checkpoints and closes.
+    /// Persists every layer, checkpoints and closes. Open readers keep
+    /// working on the data in memory.
     pub fn close(self) -> Result<()> {
-        self.store.close()
+        self.shared.write().checkpoint()
+    }
+}
+
+/// A consistent snapshot of the state at one root (see [`Db::reader`]).
+#[derive(Debug)]
+pub struct Reader {
+    shared: Arc<Shared>,
+    snapshot: Snapshot,
+}
+
+impl Reader {
+    /// The snapshot's root.
+    pub fn root(&self) -> Hash {
+        self.snapshot.root
+    }
+
+    /// The value at `key` in the snapshot.
+    pub fn get(&self, key: &B256) -> Result<Option<B256>> {
+        self.shared.read().get_at(key, &self.snapshot)
+    }
+
+    /// The values at `keys` in the snapshot, in order.
+    pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
+        self.shared.read().get_many_at(keys, &self.snapshot)
+    }
+}
+
+impl Clone for Reader {
+    fn clone(&self) -> Reader {
+        let store = self.shared.read();
+        let mut readers = self
+            .shared
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *readers.entry(self.snapshot.seq).or_insert(0) += 1;
+        self.shared.publish_min(&readers, &store);
+        Reader {
+            shared: Arc::clone(&self.shared),
+            snapshot: self.snapshot,
+        }
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let store = self.shared.read();
+        let mut readers = self
+            .shared
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(count) = readers.get_mut(&self.snapshot.seq) {
+            *count -= 1;
+            if *count == 0 {
+                readers.remove(&self.snapshot.seq);
+            }
+        }
+        self.shared.publish_min(&readers, &store);
     }
 }

@@ -57,6 +57,15 @@ impl BucketCache {
         Some(slot.bytes.clone())
     }
 
+    /// Whether `bucket` is cached at `at` (does not count as a use).
+    pub fn contains(&self, bucket: BucketId, at: &Extent) -> bool {
+        let inner = self.lock();
+        inner
+            .index
+            .get(&bucket)
+            .is_some_and(|&position| inner.slots[position].at == *at)
+    }
+
     /// Caches `bytes` of `bucket` read at `at`, evicting as needed.
     pub fn insert(&self, bucket: BucketId, at: Extent, bytes: Arc<[u8]>) {
         if bytes.len() > self.capacity_bytes {

@@ -34,5 +34,6 @@ pub use error::{Result, StoreError, Structure};
 pub use options::{Options, SyncMode, DEFAULT_GROUP_DEPTH};
 pub use stats::Stats;
 pub use store::{
-    ApplyTiming, BuildReport, Layer, LayerInfo, Store, VerifyReport, DATA_FILE, META_FILE, WAL_FILE,
+    ApplyTiming, BuildReport, Layer, LayerInfo, Snapshot, Store, VerifyReport, DATA_FILE,
+    META_FILE, WAL_FILE,
 };

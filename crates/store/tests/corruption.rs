@@ -548,7 +548,8 @@ fn bit_flips_in_every_structure_are_detected() {
     // The revert window's segment: every byte (checked at open).
     let mut revert = Tally::default();
     if let Some(segment) = layout.revert_log {
-        for offset in spread(&[segment.offset..segment.end()], SPREAD_FLIPS, &mut rng) {
+        let ranges = std::slice::from_ref(&(segment.offset..segment.end())).to_vec();
+        for offset in spread(&ranges, SPREAD_FLIPS, &mut rng) {
             checked_flip(&fx, &mut revert, DATA_FILE, offset, rng.below(8) as u8);
         }
     }

@@ -149,7 +149,9 @@ fn run(seed: u64, steps: usize) {
                         .expect("layer in the chain");
                     for key in known.iter().rev().take(20) {
                         assert_eq!(
-                            store.get_at(key, layer.seq).unwrap(),
+                            store
+                                .get_at(key, &store.snapshot(&layer.root).unwrap())
+                                .unwrap(),
                             block.tree.get(key),
                             "{context}: get_at"
                         );

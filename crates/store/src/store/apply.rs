@@ -168,6 +168,13 @@ impl Store {
                 _ => groups.push((*bucket, position..position + 1)),
             }
         }
+        // Buckets a prefetch is still reading: wait for them, not read twice.
+        let on_disk: Vec<BucketId> = groups
+            .iter()
+            .map(|(bucket, _)| *bucket)
+            .filter(|&b| self.buckets[b as usize].dirty.is_none())
+            .collect();
+        self.prefetcher.inflight.wait_for(&on_disk);
         let mut inputs: Vec<Input> = Vec::with_capacity(groups.len());
         let mut targets: Vec<Target> = Vec::with_capacity(groups.len());
         for (bucket, _) in &groups {

@@ -217,7 +217,10 @@ impl Store {
             let Some(oldest) = self.layers.front() else {
                 break;
             };
-            let needed = self.min_reader_seq.is_some_and(|min| oldest.seq > min);
+            let min_reader = self
+                .min_reader_seq
+                .load(std::sync::atomic::Ordering::Acquire);
+            let needed = oldest.seq > min_reader;
             if persisted <= depth || !oldest.persisted || needed {
                 break;
             }
@@ -248,14 +251,80 @@ impl Store {
         }
     }
 
-    /// The value of `key` at the root of layer `seq` (the tip if `seq` is
-    /// the newest layer or newer).
-    pub fn get_at(&self, key: &B256, seq: u64) -> Result<Option<B256>> {
-        for layer in self.layers.iter().filter(|l| l.seq > seq) {
+    /// A snapshot of the state at `root`: the tip, a layer in memory, or
+    /// the state before the oldest layer.
+    pub fn snapshot(&self, root: &Hash) -> Result<Snapshot> {
+        let seq = if let Some(layer) = self.layers.iter().rev().find(|l| l.root == *root) {
+            layer.seq
+        } else if *root == self.root {
+            self.next_layer_seq.saturating_sub(1)
+        } else if let Some(oldest) = self.layers.front().filter(|l| l.root_before == *root) {
+            oldest.seq.saturating_sub(1)
+        } else {
+            return Err(StoreError::UnknownRoot(*root));
+        };
+        Ok(Snapshot { seq, root: *root })
+    }
+
+    /// The value of `key` at `snapshot`.
+    pub fn get_at(&self, key: &B256, snapshot: &Snapshot) -> Result<Option<B256>> {
+        if self.is_voided(snapshot.seq) {
+            return Err(StoreError::SnapshotReverted(snapshot.root));
+        }
+        for layer in self.layers.iter().filter(|l| l.seq > snapshot.seq) {
             if let Some(old) = layer.old.get(key) {
                 return Ok(*old);
             }
         }
         self.get(key)
     }
+
+    /// The values of `keys` at `snapshot`, in order; keys no newer layer
+    /// touched are read from the tip in one batch.
+    pub fn get_many_at(&self, keys: &[B256], snapshot: &Snapshot) -> Result<Vec<Option<B256>>> {
+        if self.is_voided(snapshot.seq) {
+            return Err(StoreError::SnapshotReverted(snapshot.root));
+        }
+        let newer: Vec<&Layer> = self
+            .layers
+            .iter()
+            .filter(|l| l.seq > snapshot.seq)
+            .collect();
+        let mut out: Vec<Option<Option<B256>>> = keys
+            .iter()
+            .map(|key| newer.iter().find_map(|l| l.old.get(key).copied()))
+            .collect();
+        let at_tip: Vec<B256> = keys
+            .iter()
+            .zip(&out)
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        let mut tip = self.get_many(&at_tip)?.into_iter();
+        for value in &mut out {
+            if value.is_none() {
+                *value = Some(tip.next().flatten());
+            }
+        }
+        Ok(out.into_iter().map(Option::flatten).collect())
+    }
+
+    /// Tells the store the oldest snapshot still open (`None`: none), so
+    /// it keeps every layer newer than that snapshot.
+    pub fn set_min_reader_seq(&self, seq: Option<u64>) {
+        self.min_reader_seq.store(
+            seq.unwrap_or(u64::MAX),
+            std::sync::atomic::Ordering::Release,
+        );
+    }
+}
+
+/// A consistent view of the state at one root, valid while the layers
+/// newer than it stay in memory (see [`Store::set_min_reader_seq`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The layer the snapshot is at.
+    pub seq: u64,
+    /// Its root.
+    pub root: Hash,
 }

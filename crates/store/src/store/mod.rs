@@ -23,6 +23,7 @@ mod build;
 mod commit;
 mod layers;
 mod open;
+mod prefetch;
 mod read;
 mod revert;
 mod verify;
@@ -47,7 +48,7 @@ use crate::wal::Wal;
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
-pub use layers::{Layer, LayerInfo};
+pub use layers::{Layer, LayerInfo, Snapshot};
 pub use verify::VerifyReport;
 
 /// File holding the two meta slots.
@@ -108,15 +109,17 @@ pub struct Store {
     released: Vec<std::ops::Range<u64>>,
     /// Live page bytes per block holding pages.
     page_blocks: PageBlocks,
-    cache: BucketCache,
+    cache: Arc<BucketCache>,
+    prefetcher: prefetch::Prefetcher,
     /// Memory held by changed buckets.
     dirty_bytes: usize,
     /// Applied blocks, oldest first (see [`layers`]).
     layers: std::collections::VecDeque<Layer>,
     /// Sequence number of the next layer.
     next_layer_seq: u64,
-    /// The oldest layer a reader still needs, if any reader is open.
-    min_reader_seq: Option<u64>,
+    /// The oldest snapshot still open (`u64::MAX`: none): every layer newer
+    /// than it stays in memory.
+    min_reader_seq: AtomicU64,
     /// Layer numbers reverted away (first, last).
     voided: Vec<(u64, u64)>,
     /// Root of everything applied (the tip).

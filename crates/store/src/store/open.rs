@@ -138,13 +138,16 @@ impl Store {
         let whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
         let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
         let root = meta.root.summary.hash;
+        let cache = Arc::new(BucketCache::new(options.cache_bytes_max()));
+        let prefetcher = super::prefetch::Prefetcher::start(Arc::clone(&data), Arc::clone(&cache));
         let mut store = Store {
+            prefetcher,
             wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
             dir,
             _lock: lock,
             data,
             meta_file,
-            cache: BucketCache::new(options.cache_bytes_max()),
+            cache,
             options,
             trie,
             buckets,
@@ -154,7 +157,7 @@ impl Store {
             dirty_bytes: 0,
             layers: std::collections::VecDeque::new(),
             next_layer_seq: meta.layer_seq + 1,
-            min_reader_seq: None,
+            min_reader_seq: std::sync::atomic::AtomicU64::new(u64::MAX),
             voided: Vec::new(),
             root,
             persisted_root: root,

@@ -1,0 +1,138 @@
+//! Prefetch: start reading the buckets of keys an executor is about to
+//! touch, so that `apply` finds them in the cache. Hints go to one
+//! background worker that issues each hint's reads as one batch (deep queue
+//! through io_uring or the pread pool) and caches what arrives; `apply`
+//! waits for a bucket still in flight rather than reading it a second time.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+
+use alloy_primitives::B256;
+use ubt_spec::key::Stem;
+
+use super::Store;
+use crate::cache::BucketCache;
+use crate::format::Extent;
+use crate::io::{ReadRequest, StoreFile};
+use crate::upper::BucketId;
+
+/// Buckets being read by the worker.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight {
+    buckets: Mutex<HashMap<BucketId, Extent>>,
+    arrived: Condvar,
+}
+
+impl InFlight {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BucketId, Extent>> {
+        self.buckets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Waits until none of `buckets` is in flight.
+    pub(crate) fn wait_for(&self, buckets: &[BucketId]) {
+        let mut inflight = self.lock();
+        while buckets.iter().any(|b| inflight.contains_key(b)) {
+            inflight = self
+                .arrived
+                .wait(inflight)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// One hint: buckets to read.
+type Batch = Vec<(BucketId, Extent)>;
+
+/// The background worker.
+#[derive(Debug)]
+pub(crate) struct Prefetcher {
+    sender: Mutex<Sender<Batch>>,
+    pub(crate) inflight: Arc<InFlight>,
+}
+
+impl Prefetcher {
+    /// Starts the worker for `data`, caching into `cache`.
+    pub(crate) fn start(data: Arc<dyn StoreFile>, cache: Arc<BucketCache>) -> Prefetcher {
+        let (sender, receiver) = channel::<Batch>();
+        let inflight = Arc::new(InFlight::default());
+        let worker_inflight = Arc::clone(&inflight);
+        let spawned = std::thread::Builder::new()
+            .name("ubt-prefetch".into())
+            .spawn(move || {
+                for batch in receiver {
+                    let requests: Vec<ReadRequest> = batch
+                        .iter()
+                        .map(|(_, at)| ReadRequest {
+                            offset: at.offset,
+                            len: at.byte_len(),
+                        })
+                        .collect();
+                    data.read_batch_each(&requests, &mut |index, result| {
+                        let (bucket, at) = batch[index];
+                        if let Ok(bytes) = result {
+                            cache.insert(bucket, at, Arc::from(bytes));
+                        }
+                        // A failed read is simply not cached: apply reads it
+                        // again and reports the error itself.
+                        worker_inflight.lock().remove(&bucket);
+                        worker_inflight.arrived.notify_all();
+                    });
+                }
+            });
+        if spawned.is_err() {
+            // Without a worker, hints are dropped (the channel's receiver is gone).
+        }
+        Prefetcher {
+            sender: Mutex::new(sender),
+            inflight,
+        }
+    }
+
+    fn send(&self, batch: Batch) {
+        {
+            let mut inflight = self.inflight.lock();
+            for (bucket, at) in &batch {
+                inflight.insert(*bucket, *at);
+            }
+        }
+        let sender = self.sender.lock().unwrap_or_else(|e| e.into_inner());
+        if sender.send(batch.clone()).is_err() {
+            let mut inflight = self.inflight.lock();
+            for (bucket, _) in &batch {
+                inflight.remove(bucket);
+            }
+            self.inflight.arrived.notify_all();
+        }
+    }
+}
+
+impl Store {
+    /// Hints that `keys` will be read or written soon: their buckets that
+    /// are neither in memory nor cached are read in the background, as one
+    /// batch. Returns how many reads were started. Never blocks on I/O.
+    pub fn prefetch(&self, keys: &[B256]) -> usize {
+        let mut batch: Batch = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let inflight = self.prefetcher.inflight.lock();
+        for key in keys {
+            let (_, bucket) = self.trie.locate(&Stem::of_key(key));
+            let slot = &self.buckets[bucket as usize];
+            let Some(at) = slot.extent else { continue };
+            if slot.dirty.is_some()
+                || !seen.insert(bucket)
+                || inflight.contains_key(&bucket)
+                || self.cache.contains(bucket, &at)
+            {
+                continue;
+            }
+            batch.push((bucket, at));
+        }
+        drop(inflight);
+        let started = batch.len();
+        if started > 0 {
+            self.prefetcher.send(batch);
+        }
+        started
+    }
+}
