@@ -27,6 +27,7 @@ pub mod error;
 pub mod machine;
 pub mod metrics;
 pub mod natural;
+pub mod overlay_bench;
 pub mod report;
 pub mod statistics;
 pub mod stats;

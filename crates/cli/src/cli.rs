@@ -46,6 +46,27 @@ pub enum BenchCommand {
     /// (bulk load, disk bytes per entry, cold point and batched reads,
     /// cold and warm blocks of random updates, checkpoint).
     Store(StoreBenchArgs),
+    /// The root over an overlay of updated accounts on a persisted base
+    /// state (1,000 and 10,000 of 100,000 accounts), and a sweep of how many
+    /// blocks are kept in memory before persisting.
+    Overlay(OverlayBenchArgs),
+}
+
+/// Arguments of `ubt bench overlay`.
+#[derive(Args, Debug)]
+pub struct OverlayBenchArgs {
+    /// Working directory (the database goes here).
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data")]
+    pub dir: String,
+    /// Accounts in the base state (10 storage slots each).
+    #[arg(long, default_value_t = 100_000)]
+    pub accounts: u64,
+    /// Blocks per persistence threshold.
+    #[arg(long, default_value_t = 1024)]
+    pub sweep_blocks: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
 /// Arguments of `ubt bench store`.

@@ -34,6 +34,7 @@ fn main() {
         Command::Stats(args) => commands::stats::run(&args),
         Command::ExportBin(args) => commands::export_bin::run(&args),
         Command::Bench(cli::BenchCommand::Store(args)) => commands::bench_store::run(&args),
+        Command::Bench(cli::BenchCommand::Overlay(args)) => commands::bench_overlay::run(&args),
     };
     if let Err(err) = result {
         output::note(format_args!(

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench_overlay;
 pub mod bench_store;
 pub mod export_bin;
 pub mod get;

@@ -4,7 +4,7 @@
 
 use std::cell::Cell;
 
-use super::{hash32, hash64, Hash};
+use super::{hash32_portable, hash64_portable, Hash};
 
 thread_local! {
     /// Set by [`force_portable`]: this thread skips the accelerated kernel.
@@ -17,6 +17,12 @@ thread_local! {
 #[doc(hidden)]
 pub fn force_portable(portable: bool) {
     PORTABLE_ONLY.set(portable);
+}
+
+/// Whether [`force_portable`] is on for this thread.
+#[doc(hidden)]
+pub fn is_forced_portable() -> bool {
+    PORTABLE_ONLY.get()
 }
 
 /// The accelerated kernel, unless this thread forces the portable path or
@@ -57,7 +63,7 @@ pub fn hash64_many(messages: &[[u8; 64]], out: &mut [Hash]) {
         return kernel.hash64_many(messages, out);
     }
     for (message, hash) in messages.iter().zip(out) {
-        *hash = hash64(message);
+        *hash = hash64_portable(message);
     }
 }
 
@@ -76,6 +82,6 @@ pub fn hash32_many(messages: &[[u8; 32]], out: &mut [Hash]) {
         return kernel.hash32_many(messages, out);
     }
     for (message, hash) in messages.iter().zip(out) {
-        *hash = hash32(message);
+        *hash = hash32_portable(message);
     }
 }

@@ -23,7 +23,7 @@ mod x86;
 
 pub(crate) use lone::{lone_leaf_stems, LoneLeaf};
 pub(crate) use many::interleaved;
-pub use many::{force_portable, hash32_many, hash64_many};
+pub use many::{force_portable, hash32_many, hash64_many, is_forced_portable};
 
 /// A 32-byte node hash.
 pub type Hash = [u8; 32];
@@ -58,9 +58,22 @@ fn state_to_bytes(state: &[u32; 8]) -> Hash {
     out
 }
 
-/// SHA-256 of a 64-byte message.
+/// SHA-256 of a 64-byte message: through the SHA-NI kernel (one lane,
+/// precomputed padding schedule) where the CPU has it, else `sha2`.
 #[inline]
 pub fn hash64(message: &[u8; 64]) -> Hash {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(kernel) = many::accelerated() {
+        let mut out = [ZERO_HASH];
+        kernel.hash64_many(std::slice::from_ref(message), &mut out);
+        return out[0];
+    }
+    hash64_portable(message)
+}
+
+/// [`hash64`] through `sha2` only.
+#[inline]
+pub(crate) fn hash64_portable(message: &[u8; 64]) -> Hash {
     let mut state = INITIAL_STATE;
     let blocks = [*message, PAD_AFTER_64_BYTES];
     sha2::block_api::compress256(&mut state, &blocks);
@@ -77,9 +90,22 @@ pub fn hash_pair(left: &Hash, right: &Hash) -> Hash {
     hash64(&message)
 }
 
-/// SHA-256 of a 32-byte message (a leaf value).
+/// SHA-256 of a 32-byte message (a leaf value): through the SHA-NI kernel
+/// where the CPU has it, else `sha2`.
 #[inline]
 pub fn hash32(message: &[u8; 32]) -> Hash {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(kernel) = many::accelerated() {
+        let mut out = [ZERO_HASH];
+        kernel.hash32_many(std::slice::from_ref(message), &mut out);
+        return out[0];
+    }
+    hash32_portable(message)
+}
+
+/// [`hash32`] through `sha2` only.
+#[inline]
+pub(crate) fn hash32_portable(message: &[u8; 32]) -> Hash {
     let mut block = [0u8; 64];
     block[..32].copy_from_slice(message);
     block[32] = 0x80;

@@ -214,17 +214,11 @@ impl Store {
             let ordered = &ordered;
             let groups = &groups;
             let targets = &targets;
+            // Buckets already at hand go to the pool in chunks (one task per
+            // bucket would cost more than a small bucket's work).
+            let mut at_hand: Vec<(usize, Input)> = Vec::new();
             for (index, input) in inputs.into_iter().enumerate() {
-                let range = groups[index].1.clone();
                 match input {
-                    Input::Ready(bucket, memory) => scope.spawn(move |_| {
-                        let work = process(bucket, &ordered[range], memory);
-                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(work));
-                    }),
-                    Input::Bytes(bytes) => scope.spawn(move |_| {
-                        let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
-                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
-                    }),
                     Input::Read(extent) => {
                         requests.push(ReadRequest {
                             offset: extent.offset,
@@ -232,7 +226,31 @@ impl Store {
                         });
                         request_groups.push(index);
                     }
+                    ready => at_hand.push((index, ready)),
                 }
+            }
+            let chunk = at_hand
+                .len()
+                .div_ceil(rayon::current_num_threads() * 4)
+                .max(1);
+            let mut at_hand = at_hand.into_iter().peekable();
+            while at_hand.peek().is_some() {
+                let tasks: Vec<(usize, Input)> = at_hand.by_ref().take(chunk).collect();
+                scope.spawn(move |_| {
+                    for (index, input) in tasks {
+                        let range = groups[index].1.clone();
+                        let work = match input {
+                            Input::Ready(bucket, memory) => {
+                                Ok(process(bucket, &ordered[range], memory))
+                            }
+                            Input::Bytes(bytes) => {
+                                decode_and_process(&bytes, &targets[index], &ordered[range])
+                            }
+                            Input::Read(_) => unreachable!("reads are issued below"),
+                        };
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                    }
+                });
             }
             data.read_batch_each(&requests, &mut |request, result| {
                 let index = request_groups[request];

@@ -1,0 +1,41 @@
+//! `ubt bench overlay`: runs the overlay benchmark, prints its Markdown
+//! report on standard output (phases on standard error as they start).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ubt_bench::overlay_bench::{run as run_bench, to_markdown, OverlayBenchConfig};
+
+use crate::cli::OverlayBenchArgs;
+use crate::error::CliError;
+use crate::output;
+
+/// Runs `ubt bench overlay`.
+pub fn run(args: &OverlayBenchArgs) -> Result<(), CliError> {
+    if args.accounts < 10_000 {
+        return Err(CliError::Argument(
+            "--accounts must be at least 10000 (the largest overlay)".into(),
+        ));
+    }
+    let mut config = OverlayBenchConfig::new(PathBuf::from(&args.dir));
+    config.accounts = args.accounts;
+    config.sweep_blocks = args.sweep_blocks;
+    let started = Instant::now();
+    let report = run_bench(&config, &mut |phase| {
+        output::note(format_args!(
+            "[{:>6.1} s] {phase}",
+            started.elapsed().as_secs_f64()
+        ));
+    })?;
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::Write {
+            target: path.clone(),
+            reason: e.to_string(),
+        })?;
+        std::fs::write(path, json).map_err(|e| CliError::Write {
+            target: path.clone(),
+            reason: e.to_string(),
+        })?;
+    }
+    output::line(format_args!("{}", to_markdown(&report)))
+}
