@@ -53,7 +53,7 @@ use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 pub use ubt_store::io::{ReadBackendChoice, StoreDir};
 pub use ubt_store::{
-    ApplyTiming, BuildReport, LayerInfo, Options, Stats, StoreError as Error, SyncMode,
+    ApplyTiming, BuildReport, IoCounters, LayerInfo, Options, Stats, StoreError as Error, SyncMode,
     VerifyReport, DEFAULT_GROUP_DEPTH,
 };
 use ubt_store::{Snapshot, Store};
@@ -247,6 +247,11 @@ impl Db {
     /// Bucket reads issued to the data file since open (cheap).
     pub fn bucket_reads(&self) -> u64 {
         self.shared.read().bucket_reads()
+    }
+
+    /// I/O counters since open (cheap).
+    pub fn io_counters(&self) -> IoCounters {
+        self.shared.read().io_counters()
     }
 
     /// Drops the clean bucket cache (for cold-read measurements).

@@ -90,6 +90,17 @@ impl Counters {
     }
 }
 
+/// I/O counters of a handle (see [`Store::io_counters`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoCounters {
+    /// Bucket reads issued to the data file.
+    pub bucket_reads: u64,
+    /// Bytes those reads returned.
+    pub bytes_read: u64,
+    /// Bytes written to the WAL, data and meta files.
+    pub bytes_written: u64,
+}
+
 /// An open database. See the module documentation.
 #[derive(Debug)]
 pub struct Store {
@@ -244,6 +255,18 @@ impl Store {
     /// [`Store::stats`], which walks the upper trie).
     pub fn bucket_reads(&self) -> u64 {
         self.counters.bucket_reads.load(Ordering::Relaxed)
+    }
+
+    /// I/O counters since open (cheap).
+    pub fn io_counters(&self) -> IoCounters {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        IoCounters {
+            bucket_reads: load(&self.counters.bucket_reads),
+            bytes_read: load(&self.counters.bucket_read_bytes),
+            bytes_written: load(&self.counters.wal_bytes_written)
+                + load(&self.counters.data_bytes_written)
+                + load(&self.counters.meta_bytes_written),
+        }
     }
 
     /// Drops the clean bucket cache (for cold-read measurements).
