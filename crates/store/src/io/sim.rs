@@ -38,7 +38,9 @@
 //! # Crashes
 //!
 //! [`SimDir::crash_image`] builds a new, independent directory holding what
-//! a disk could contain after power loss at this moment ([`CrashMode`]).
+//! a disk could contain after power loss at this moment ([`CrashMode`]:
+//! unsynced writes dropped, kept, a random subset kept in order or
+//! reordered, kept writes torn at a sector boundary or at any byte).
 //! [`SimDir::set_crash_at`] stops a workload exactly at the n-th operation:
 //! that operation and every later one fail with
 //! `io::Error::other("simulated crash")` and change nothing, so an image
@@ -47,8 +49,10 @@
 //! # Faults
 //!
 //! [`SimDir::fail_op`] makes the operation with a given **absolute** index
-//! fail with `EIO` or `ENOSPC`, once or (for `EIO`) persistently. A failed
-//! operation changes nothing: a failed write leaves the live image as it
+//! fail with `EIO` or `ENOSPC`, once or (for `EIO`) persistently, or makes
+//! the disk full from that operation on (writes and growing `set_len` calls
+//! fail with `ENOSPC` until the faults are cleared). A failed operation
+//! changes nothing: a failed write leaves the live image as it
 //! was, a failed sync leaves the pending operations pending (a harness that
 //! wants Linux's "fsync failure loses the dirty pages" behaviour can take a
 //! [`CrashMode::DropUnsynced`] image).
@@ -61,6 +65,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{DirLock, ReadBackendKind, StoreDir, StoreFile};
 
+mod crash;
+
+pub use crash::CrashMode;
+use crash::SplitMix64;
+
 /// The sector size of the simulated disk: torn writes land in whole
 /// sectors of this many bytes (aligned to file offsets).
 pub const SECTOR_SIZE: u64 = 512;
@@ -68,31 +77,6 @@ pub const SECTOR_SIZE: u64 = 512;
 /// The largest file the simulated disk holds (4 GiB); writes or `set_len`
 /// beyond it fail with `EFBIG` instead of exhausting memory.
 pub const MAX_FILE_LEN: u64 = 1 << 32;
-
-/// What survives in a [`SimDir::crash_image`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CrashMode {
-    /// Only durable images, and only files whose names were made durable
-    /// by a `sync_dir`: every unsynced operation is lost.
-    DropUnsynced,
-    /// The live images of every file, as if everything had been synced
-    /// just before the power went.
-    KeepUnsynced,
-    /// Each pending operation (write or `set_len`) is independently kept
-    /// or dropped with probability 1/2, kept ones replayed in their
-    /// original order on the durable image. Each file whose name is not
-    /// yet durable is likewise kept or dropped as a whole first.
-    RandomSubset,
-    /// Like [`CrashMode::RandomSubset`], but each kept write is torn with
-    /// probability 1/2: only a prefix of the sectors it covers lands, the
-    /// part of the write inside the sector at the tear point is filled with
-    /// garbage or zeros, and the rest of the write does not land. If the
-    /// write extended the file, the file grows either to the end of the
-    /// write or to the end of the torn sector (bytes not landed in the
-    /// grown part read as zeros). Nothing outside the write's range
-    /// changes.
-    Torn,
-}
 
 /// An injected failure ([`SimDir::fail_op`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,6 +87,20 @@ pub enum FaultKind {
     Enospc,
     /// The operation and every later one fail with `EIO`.
     EioPersistent,
+    /// The disk is full from this operation on: every write and every
+    /// `set_len` that grows a file fails with `ENOSPC` (changing nothing)
+    /// until [`SimDir::clear_faults`] frees space; reads, syncs, lengths
+    /// and shrinking `set_len` calls keep working.
+    DiskFull,
+}
+
+/// What an operation is, as far as injected faults care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OpKind {
+    /// Needs free space: a write, or a `set_len` that grows the file.
+    Allocating,
+    /// Anything else.
+    Other,
 }
 
 /// One recorded operation of the event log ([`SimDir::events`]).
@@ -254,6 +252,8 @@ struct Disk {
     crashed: bool,
     faults: BTreeMap<u64, FaultKind>,
     persistent_from: Option<u64>,
+    /// First operation index of a full disk ([`FaultKind::DiskFull`]).
+    full_from: Option<u64>,
     locked: bool,
 }
 
@@ -268,12 +268,22 @@ impl Disk {
             crashed: false,
             faults: BTreeMap::new(),
             persistent_from: None,
+            full_from: None,
             locked: false,
         }
     }
 
     /// Takes the next operation index, or fails it by crash or fault.
     fn begin_op(&mut self) -> io::Result<u64> {
+        self.begin(OpKind::Other)
+    }
+
+    /// Like [`Disk::begin_op`] for an operation that needs free space.
+    fn begin_allocating_op(&mut self) -> io::Result<u64> {
+        self.begin(OpKind::Allocating)
+    }
+
+    fn begin(&mut self, kind: OpKind) -> io::Result<u64> {
         let index = self.ops;
         self.ops += 1;
         if self.crash_at.is_some_and(|n| index >= n) {
@@ -283,8 +293,11 @@ impl Disk {
         if self.persistent_from.is_some_and(|start| index >= start) {
             return Err(io::Error::from_raw_os_error(libc::EIO));
         }
+        if kind == OpKind::Allocating && self.full_from.is_some_and(|start| index >= start) {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+        }
         match self.faults.remove(&index) {
-            Some(FaultKind::Eio | FaultKind::EioPersistent) => {
+            Some(FaultKind::Eio | FaultKind::EioPersistent | FaultKind::DiskFull) => {
                 Err(io::Error::from_raw_os_error(libc::EIO))
             }
             Some(FaultKind::Enospc) => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
@@ -329,55 +342,6 @@ fn checked_end(offset: u64, len: usize) -> io::Result<u64> {
 
 fn lock_disk(disk: &Mutex<Disk>) -> MutexGuard<'_, Disk> {
     disk.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// SplitMix64: a tiny deterministic generator for crash images.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn coin(&mut self) -> bool {
-        self.next() >> 63 == 1
-    }
-
-    /// A value in `0..n` (`n > 0`).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// Replays one kept write in [`CrashMode::Torn`]: whole, or torn at a
-/// sector boundary.
-fn apply_maybe_torn(image: &mut Vec<u8>, offset: u64, data: &[u8], rng: &mut SplitMix64) {
-    if data.is_empty() {
-        return;
-    }
-    if !rng.coin() {
-        apply_write(image, offset, data);
-        return;
-    }
-    let end = offset + data.len() as u64;
-    let first_sector = offset / SECTOR_SIZE;
-    let last_sector = (end - 1) / SECTOR_SIZE;
-    let tear_sector = first_sector + rng.below(last_sector - first_sector + 1);
-    let tear_start = offset.max(tear_sector * SECTOR_SIZE);
-    let tear_end = end.min((tear_sector + 1) * SECTOR_SIZE);
-    apply_write(image, offset, &data[..(tear_start - offset) as usize]);
-    let grown_to = if rng.coin() { end } else { tear_end };
-    if (image.len() as u64) < grown_to {
-        image.resize(grown_to as usize, 0);
-    }
-    let garbage = rng.coin();
-    for byte in &mut image[tear_start as usize..tear_end as usize] {
-        *byte = if garbage { rng.next() as u8 } else { 0 };
-    }
 }
 
 static NEXT_DIR_ID: AtomicU64 = AtomicU64::new(0);
@@ -463,6 +427,9 @@ impl SimDir {
             FaultKind::EioPersistent => {
                 disk.persistent_from = Some(disk.persistent_from.map_or(n, |s| s.min(n)));
             }
+            FaultKind::DiskFull => {
+                disk.full_from = Some(disk.full_from.map_or(n, |s| s.min(n)));
+            }
             FaultKind::Eio | FaultKind::Enospc => {
                 disk.faults.insert(n, kind);
             }
@@ -474,11 +441,13 @@ impl SimDir {
         let mut disk = self.lock();
         disk.faults.clear();
         disk.persistent_from = None;
+        disk.full_from = None;
     }
 
     /// A new, independent directory holding what the disk could contain
     /// after power loss now, according to `mode`; `seed` drives the choices
-    /// of [`CrashMode::RandomSubset`] and [`CrashMode::Torn`] (the same
+    /// of the random modes (all but [`CrashMode::DropUnsynced`] and
+    /// [`CrashMode::KeepUnsynced`]; the same
     /// state, mode and seed always give the same image). The new directory
     /// has no pending operations, every name durable, an operation counter
     /// at 0, no events, faults, crash point or lock.
@@ -487,31 +456,7 @@ impl SimDir {
         let mut rng = SplitMix64(seed);
         let mut image_disk = Disk::new();
         for (name, &index) in &disk.names {
-            let file = &disk.files[index];
-            let image = match mode {
-                CrashMode::KeepUnsynced => Some(file.live.clone()),
-                CrashMode::DropUnsynced => file.name_durable.then(|| file.durable.clone()),
-                CrashMode::RandomSubset | CrashMode::Torn => {
-                    if file.name_durable || rng.coin() {
-                        let mut image = file.durable.clone();
-                        for op in &file.pending {
-                            if !rng.coin() {
-                                continue;
-                            }
-                            match op {
-                                PendingOp::Write { offset, data } if mode == CrashMode::Torn => {
-                                    apply_maybe_torn(&mut image, *offset, data, &mut rng)
-                                }
-                                _ => op.apply(&mut image),
-                            }
-                        }
-                        Some(image)
-                    } else {
-                        None
-                    }
-                }
-            };
-            if let Some(image) = image {
+            if let Some(image) = crash::file_image(&disk.files[index], mode, &mut rng) {
                 image_disk.add_file(name, FileState::with_image(name, image));
             }
         }
@@ -756,7 +701,7 @@ impl StoreFile for SimFile {
 
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         let mut disk = self.lock();
-        let op = disk.begin_op()?;
+        let op = disk.begin_allocating_op()?;
         checked_end(offset, buf.len())?;
         let file = &mut disk.files[self.index];
         if !buf.is_empty() {
@@ -784,7 +729,12 @@ impl StoreFile for SimFile {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         let mut disk = self.lock();
-        let op = disk.begin_op()?;
+        let grows = len > disk.files[self.index].live.len() as u64;
+        let op = if grows {
+            disk.begin_allocating_op()?
+        } else {
+            disk.begin_op()?
+        };
         checked_end(len, 0)?;
         let file = &mut disk.files[self.index];
         file.live.resize(len as usize, 0);
@@ -806,3 +756,6 @@ impl StoreFile for SimFile {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod fault_tests;
