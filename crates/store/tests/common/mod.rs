@@ -200,3 +200,9 @@ pub fn hex_root(root: &[u8; 32]) -> String {
     }
     out
 }
+
+/// Whether the reliability suite's long mode is on (`UBT_LONG=1`): each
+/// test then runs its long figures (see docs/reliability.md).
+pub fn long_mode() -> bool {
+    std::env::var("UBT_LONG").is_ok_and(|v| v != "0" && !v.is_empty())
+}
