@@ -17,7 +17,8 @@
 //! child continues on the same database, so recovery follows recovery; a
 //! fresh database is started every few kills.
 //!
-//! 30 kills by default; `UBT_KILLS=<n>` for more. Rerun with
+//! 200 kills by default, 10,000 with `UBT_LONG=1`, `UBT_KILLS=<n>` for any
+//! other number. Rerun with
 //! `UBT_SEED=<seed>` (printed at the start; the kill moments depend on
 //! the scheduler too, so a rerun repeats the writes, not the exact kills).
 
@@ -37,6 +38,9 @@ use ubt_store::{Options, Store, SyncMode};
 const CHILD_ENV: &str = "UBT_KILL_CHILD";
 /// This test's name, for `--exact`.
 const TEST_NAME: &str = "sigkill_during_commits";
+/// Kills in the default run and in the long mode (`UBT_LONG=1`).
+const KILLS: usize = 200;
+const LONG_KILLS: usize = 10_000;
 /// Kills per database before a fresh one is started.
 const KILLS_PER_DATABASE: usize = 10;
 /// The child stops on its own after this many blocks (it is always killed
@@ -290,7 +294,7 @@ fn sigkill_during_commits() {
     let seed = seed_from_env(0x4b11_0001);
     let kills: usize = std::env::var("UBT_KILLS")
         .map(|n| n.parse().expect("UBT_KILLS is a number"))
-        .unwrap_or(30);
+        .unwrap_or(if long_mode() { LONG_KILLS } else { KILLS });
     println!("seed {seed} (rerun with UBT_SEED={seed}), {kills} kills");
     let started = Instant::now();
     let mut rng = Rng(seed);
@@ -308,7 +312,7 @@ fn sigkill_during_commits() {
         let acks = if rng.below(5) == 0 {
             0
         } else {
-            1 + rng.below(30)
+            1 + rng.below(12)
         };
         let delay = Duration::from_micros(rng.below(1000));
         let context = format!("seed {seed} kill {kill} (after {acks} acks + {delay:?})");
