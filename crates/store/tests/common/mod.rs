@@ -1,6 +1,8 @@
 //! Shared helpers for the store's integration tests.
 #![allow(dead_code, missing_docs)]
 
+pub mod workload;
+
 use std::sync::Arc;
 
 use alloy_primitives::B256;

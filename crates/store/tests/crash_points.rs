@@ -1,6 +1,6 @@
 //! Power loss at every I/O operation of a scripted workload.
 //!
-//! The workload ([`workload`]: blocks applied as layers, persists of some
+//! The workload ([`common::workload`]: blocks applied as layers, persists of some
 //! layers only, commits of several, reverts of unpersisted layers and
 //! durable reverts of persisted blocks, checkpoints writing the revert
 //! window as a segment, reopens, writes lost to a reopen; a memory budget
@@ -30,9 +30,7 @@
 //! workloads of successive seeds on every core until 1,000,000 crash
 //! images are checked (`UBT_CRASH_IMAGES=<n>` for another target).
 
-#[path = "../common/mod.rs"]
 mod common;
-mod workload;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, HashMap};
@@ -43,13 +41,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
+use common::workload::{run, script, Script, State, Step};
 use common::*;
 use ubt_spec::hash::Hash;
 use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::sim::{CrashMode, SimDir, SimEventKind};
 use ubt_store::io::StoreDir;
 use ubt_store::{Store, StoreError};
-use workload::{run, script, Script, State, Step};
 
 /// Rounds of the workload (about 900 crash points; the cost grows with the
 /// square of the crash points, so the long mode runs more seeds instead).
@@ -291,17 +289,7 @@ fn enumerate(script: &Script, seed: u64, random_rounds: u64) -> Tally {
 fn describe_workload(script: &Script, clean: &SimDir) -> String {
     let mut steps: BTreeMap<&str, usize> = BTreeMap::new();
     for step in &script.steps {
-        let name = match step {
-            Step::Apply(_) => "apply",
-            Step::Persist(_) => "persist",
-            Step::Commit { .. } => "commit",
-            Step::Checkpoint { .. } => "checkpoint",
-            Step::Revert { record: true, .. } => "durable revert",
-            Step::Revert { record: false, .. } => "in-memory revert",
-            Step::LoseAndReopen(_) => "lose+reopen",
-            Step::Reopen => "reopen",
-        };
-        *steps.entry(name).or_default() += 1;
+        *steps.entry(step.name()).or_default() += 1;
     }
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     for event in clean.events() {

@@ -1,5 +1,5 @@
-//! The scripted workload of the crash-point test and every state it can
-//! leave on disk.
+//! A scripted workload of every kind of write step, and every state it can
+//! leave on disk (used by the crash-point and I/O-error tests).
 //!
 //! The script is generated from a seed together with a model of the
 //! store's layers: a chain of reference trees (one per applied block, each
@@ -26,7 +26,7 @@ use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::StoreDir;
 use ubt_store::{Options, Store, StoreError};
 
-use crate::common::{options, random_writes, Rng};
+use super::{options, random_writes, Rng};
 
 /// How many persisted blocks can be reverted.
 pub const REVERT_DEPTH: usize = 4;
@@ -51,6 +51,20 @@ pub enum Step {
 }
 
 impl Step {
+    /// The step's kind, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Step::Apply(_) => "apply",
+            Step::Persist(_) => "persist",
+            Step::Commit { .. } => "commit",
+            Step::Checkpoint { .. } => "checkpoint",
+            Step::Revert { record: true, .. } => "durable revert",
+            Step::Revert { record: false, .. } => "in-memory revert",
+            Step::LoseAndReopen(_) => "lose+reopen",
+            Step::Reopen => "reopen",
+        }
+    }
+
     /// Whether the step writes a WAL record when it succeeds.
     pub fn writes_record(&self) -> bool {
         match self {
