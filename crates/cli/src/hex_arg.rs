@@ -12,12 +12,21 @@ pub fn fixed_hex<const N: usize>(text: &str, what: &str) -> Result<[u8; N], Stri
             digits.len()
         ));
     }
+    // Byte-wise: the text may hold multi-byte characters, and
+    // `from_str_radix` would accept a sign.
     let mut out = [0u8; N];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digits[2 * i..2 * i + 2], 16)
-            .map_err(|_| format!("invalid hex in {what}"))?;
+    for (byte, pair) in out.iter_mut().zip(digits.as_bytes().chunks_exact(2)) {
+        match (hex_digit(pair[0]), hex_digit(pair[1])) {
+            (Some(high), Some(low)) => *byte = high << 4 | low,
+            _ => return Err(format!("invalid hex in {what}")),
+        }
     }
     Ok(out)
+}
+
+/// The value of one ASCII hex digit.
+fn hex_digit(byte: u8) -> Option<u8> {
+    char::from(byte).to_digit(16).map(|d| d as u8)
 }
 
 /// Decodes `0x`-prefixed hex of 1 to 64 digits as a 32-byte big-endian number.
