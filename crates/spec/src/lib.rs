@@ -33,6 +33,8 @@ pub mod account;
 pub mod basic_data;
 pub mod chunk;
 pub mod fast;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod geth;
 pub mod hash;
 pub mod key;
