@@ -19,6 +19,8 @@ pub mod bucket;
 pub mod cache;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod meta;
 pub mod options;

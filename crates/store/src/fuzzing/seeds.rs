@@ -1,0 +1,195 @@
+//! Seed inputs for every target: the structures of a small real database
+//! (built on the simulated disk with layers, a revert, checkpoints and WAL
+//! records after the last one), each wrapped with the control bytes its
+//! target expects, and pseudo-random programs for the model target.
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use ubt_spec::hash::sha256;
+
+use crate::format::Extent;
+use crate::io::sim::SimDir;
+use crate::io::StoreDir;
+use crate::meta::{Meta, META_SLOTS, META_SLOT_BYTES};
+use crate::options::Options;
+use crate::prefix::Prefix;
+use crate::upper::page;
+use crate::{wal, Store, DATA_FILE, META_FILE, WAL_FILE};
+
+/// Seed inputs, one list per target.
+#[derive(Clone, Debug, Default)]
+pub struct Seeds {
+    /// [`super::decoders::bucket`].
+    pub bucket: Vec<Vec<u8>>,
+    /// [`super::decoders::trie_page`].
+    pub trie_page: Vec<Vec<u8>>,
+    /// [`super::decoders::meta_slot`].
+    pub meta_slot: Vec<Vec<u8>>,
+    /// [`super::decoders::meta_choice`].
+    pub meta_choice: Vec<Vec<u8>>,
+    /// [`super::decoders::wal_record`].
+    pub wal_record: Vec<Vec<u8>>,
+    /// [`super::decoders::wal_replay`].
+    pub wal_replay: Vec<Vec<u8>>,
+    /// [`super::decoders::revert_segment`].
+    pub revert_segment: Vec<Vec<u8>>,
+    /// [`super::decoders::store_open`].
+    pub store_open: Vec<Vec<u8>>,
+    /// [`super::model::model`].
+    pub model: Vec<Vec<u8>>,
+}
+
+fn key(i: u64) -> B256 {
+    let mut key = sha256(&i.to_le_bytes());
+    if i.is_multiple_of(3) {
+        key[..3].fill(0x5a);
+    }
+    key[31] = (i % 7) as u8;
+    B256::from(key)
+}
+
+/// Builds the database the structure seeds come from; returns its files.
+fn database() -> Option<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    let sim = SimDir::new();
+    let dir: Arc<dyn StoreDir> = Arc::new(sim.clone());
+    let options = Options {
+        group_depth: Some(2),
+        memory_budget_bytes: 1 << 20,
+        revert_depth: 4,
+        ..Options::default()
+    };
+    let mut store = Store::open(dir, options).ok()?;
+    let block = |b: u64, n: u64| -> Vec<(B256, B256)> {
+        (0..n)
+            .map(|i| {
+                let k = key((b * 31 + i * 7) % 600);
+                (k, B256::from(sha256(&[b as u8, i as u8])))
+            })
+            .collect()
+    };
+    for b in 0..6 {
+        store.apply(&block(b, if b == 2 { 400 } else { 30 })).ok()?;
+        store.commit().ok()?;
+    }
+    let before = store.root();
+    store.apply(&block(6, 20)).ok()?;
+    store.commit().ok()?;
+    store.revert(&before).ok()?;
+    store.checkpoint().ok()?;
+    for b in 7..10 {
+        store.apply(&block(b, 25)).ok()?;
+        store.commit().ok()?;
+    }
+    drop(store);
+    Some((
+        sim.file_bytes(META_FILE)?,
+        sim.file_bytes(DATA_FILE)?,
+        sim.file_bytes(WAL_FILE)?,
+    ))
+}
+
+fn bytes_of<'a>(data: &'a [u8], at: &Extent) -> Option<&'a [u8]> {
+    data.get(at.offset as usize..at.end() as usize)
+}
+
+/// Every seed input.
+pub fn seeds() -> Seeds {
+    let mut seeds = Seeds::default();
+    if let Some((meta, data, wal_bytes)) = database() {
+        structure_seeds(&mut seeds, &meta, &data, &wal_bytes);
+    }
+    // Programs for the model target: pseudo-random bytes.
+    let mut state = 0x5eed_u64;
+    for len in [16usize, 48, 96, 160, 240, 320] {
+        for _ in 0..3 {
+            let program = (0..len)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    (state >> 56) as u8
+                })
+                .collect();
+            seeds.model.push(program);
+        }
+    }
+    seeds
+}
+
+/// The seeds taken from the database's files.
+fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]) {
+    let with = |control: u8, bytes: &[u8]| {
+        let mut input = vec![control];
+        input.extend_from_slice(bytes);
+        input
+    };
+    seeds.meta_choice.push(with(0, meta));
+    let mut newest: Option<Meta> = None;
+    for slot in 0..META_SLOTS {
+        let Some(bytes) = meta.get(slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES) else {
+            continue;
+        };
+        if let Ok(decoded) = Meta::decode(bytes, slot) {
+            seeds.meta_slot.push(with((slot as u8) << 1, bytes));
+            if newest.is_none_or(|m| m.generation < decoded.generation) {
+                newest = Some(decoded);
+            }
+        }
+    }
+    let Some(newest) = newest else { return };
+    // Pages and buckets, walked from the root entry.
+    let g = newest.group_depth;
+    let mut queue: Vec<(Prefix, Extent)> = Vec::new();
+    match newest.root.extent {
+        Some(at) if !newest.root.leaf => queue.push((Prefix::ROOT, at)),
+        Some(at) => seeds.bucket.extend(bytes_of(data, &at).map(|b| with(0, b))),
+        None => {}
+    }
+    while let Some((prefix, at)) = queue.pop() {
+        let Some(bytes) = bytes_of(data, &at) else {
+            continue;
+        };
+        seeds.trie_page.push(with(0, bytes));
+        let Ok(decoded) = page::decode(bytes, g, &prefix, at.crc, "seed") else {
+            continue;
+        };
+        for (rel, index, entry) in decoded.entries {
+            let Some(extent) = entry.extent else { continue };
+            if entry.leaf {
+                seeds
+                    .bucket
+                    .extend(bytes_of(data, &extent).map(|b| with(0, b)));
+                continue;
+            }
+            let mut child = Some(prefix);
+            for bit in (0..rel).rev() {
+                child = child.and_then(|c| c.child(((index >> bit) & 1) as u8));
+            }
+            if let Some(child) = child {
+                queue.push((child, extent));
+            }
+        }
+    }
+    if let Some(at) = newest.revert_log {
+        seeds
+            .revert_segment
+            .extend(bytes_of(data, &at).map(|b| with(0, b)));
+    }
+    let mut at = 0usize;
+    while let Some(record) = wal_bytes.get(at..).and_then(wal::decode) {
+        let len = record.encoded_len();
+        seeds.wal_record.push(with(0, &wal_bytes[at..at + len]));
+        at += len;
+    }
+    let mut replay = vec![0, newest.generation as u8, (newest.commit_seq + 1) as u8];
+    replay.extend_from_slice(wal_bytes);
+    seeds.wal_replay.push(replay);
+    let mut image = vec![0u8];
+    for file in [meta, data] {
+        image.extend_from_slice(&(file.len() as u32).to_le_bytes());
+        image.extend_from_slice(file);
+    }
+    image.extend_from_slice(wal_bytes);
+    seeds.store_open.push(image);
+}

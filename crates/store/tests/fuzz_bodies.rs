@@ -1,0 +1,129 @@
+//! The store's fuzz target bodies (`ubt_store::fuzzing`, run by cargo-fuzz
+//! from `fuzz/`) over their seed inputs (the structures of a real small
+//! database, and pseudo-random programs for the model target) and
+//! thousands of mutations of them: no panic, and no broken property (an
+//! accepted structure re-encodes to its bytes, the store agrees with the
+//! model). This is the short run of every fuzz target that `cargo test`
+//! does on each CI run, on the stable toolchain; docs/reliability.md has
+//! the figures of the long cargo-fuzz runs.
+//!
+//! `UBT_LONG=1` runs ten times the mutations.
+
+mod common;
+
+use std::time::Instant;
+
+use common::long_mode;
+use ubt_spec::fuzzing::Mutator;
+use ubt_store::fuzzing::{decoders, model, seeds::seeds};
+
+type Body = fn(&[u8]) -> Result<(), String>;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs `body` over `seeds` and `mutations` mutations of them (each with
+/// the checksum-fixing bit of the control byte set half the time).
+fn run(name: &str, body: Body, seeds: &[Vec<u8>], mutations: usize) -> usize {
+    assert!(!seeds.is_empty(), "{name}: no seed inputs");
+    let started = Instant::now();
+    let mutations = if long_mode() {
+        10 * mutations
+    } else {
+        mutations
+    };
+    let mut mutator = Mutator::new(0xf022 ^ name.len() as u64);
+    for seed in seeds {
+        if let Err(finding) = body(seed) {
+            panic!("{name}: seed input {}: {finding}", hex(seed));
+        }
+    }
+    for _ in 0..mutations {
+        let seed = &seeds[mutator.below(seeds.len())];
+        let other = &seeds[mutator.below(seeds.len())];
+        let mut input = mutator.mutate(seed, other);
+        if let Some(control) = input.first_mut() {
+            if mutator.below(2) == 0 {
+                *control |= 1;
+            }
+        }
+        if let Err(finding) = body(&input) {
+            panic!("{name}: input {}: {finding}", hex(&input));
+        }
+    }
+    println!(
+        "{name}: {} seeds, {mutations} mutations, {:.1} s",
+        seeds.len(),
+        started.elapsed().as_secs_f64()
+    );
+    seeds.len() + mutations
+}
+
+#[test]
+fn decoder_bodies_hold_over_seeds_and_mutations() {
+    let seeds = seeds();
+    let targets: [(&str, Body, &[Vec<u8>], usize); 8] = [
+        ("bucket", decoders::bucket, &seeds.bucket, 20_000),
+        ("trie_page", decoders::trie_page, &seeds.trie_page, 20_000),
+        ("meta_slot", decoders::meta_slot, &seeds.meta_slot, 20_000),
+        (
+            "meta_choice",
+            decoders::meta_choice,
+            &seeds.meta_choice,
+            5_000,
+        ),
+        (
+            "wal_record",
+            decoders::wal_record,
+            &seeds.wal_record,
+            20_000,
+        ),
+        (
+            "wal_replay",
+            decoders::wal_replay,
+            &seeds.wal_replay,
+            10_000,
+        ),
+        (
+            "revert_segment",
+            decoders::revert_segment,
+            &seeds.revert_segment,
+            20_000,
+        ),
+        ("store_open", decoders::store_open, &seeds.store_open, 2_000),
+    ];
+    let total: usize = targets
+        .iter()
+        .map(|(name, body, seeds, mutations)| run(name, *body, seeds, *mutations))
+        .sum();
+    println!("{total} inputs, 0 findings");
+}
+
+#[test]
+fn model_body_holds_over_programs_and_mutations() {
+    let seeds = seeds();
+    run("model", model::model, &seeds.model, 500);
+}
+
+#[test]
+fn the_checksum_bit_lets_mutations_past_the_checksum() {
+    // Mutated bytes behind a recomputed checksum reach the structural
+    // checks: a bucket with one value byte flipped decodes once its
+    // checksum is recomputed, and is rejected as it is.
+    let seeds = seeds();
+    let bucket = &seeds.bucket[0][1..];
+    let prefix_len = usize::from(bucket[6]);
+    let mut bits = [0u8; 31];
+    bits[..prefix_len.div_ceil(8)].copy_from_slice(&bucket[14..14 + prefix_len.div_ceil(8)]);
+    let prefix = ubt_store::prefix::Prefix::from_parts(bits, prefix_len).expect("prefix");
+    let mut flipped = bucket.to_vec();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    let crc = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let decode = |b: &[u8], crc: u32| ubt_store::bucket::codec::decode(b, &prefix, crc, "t");
+    assert!(decode(&flipped, crc(&flipped)).is_err());
+    let fixed = ubt_store::format::checksum(&flipped[4..]);
+    flipped[..4].copy_from_slice(&fixed.to_le_bytes());
+    assert!(decode(&flipped, fixed).is_ok());
+}
