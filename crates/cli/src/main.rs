@@ -8,16 +8,14 @@
 //! | 2 | bad input or usage: malformed arguments, keys or input files, an unreadable input file, a group depth that does not match the database |
 //! | 1 | any other failure: no database at the path, a locked, corrupted or unreadable database, I/O errors, `ubt verify` finding problems |
 
-mod binary;
 mod cli;
 mod commands;
 mod db;
-mod error;
-mod hex_arg;
-mod input;
 mod output;
 mod progress;
 mod source;
+
+use ubt_cli::{binary, error, hex_arg, input};
 
 use clap::Parser;
 
