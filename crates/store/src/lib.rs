@@ -34,6 +34,6 @@ pub use error::{Result, StoreError, Structure};
 pub use options::{Options, SyncMode, DEFAULT_GROUP_DEPTH};
 pub use stats::Stats;
 pub use store::{
-    ApplyTiming, BuildReport, IoCounters, Layer, LayerInfo, Snapshot, Store, VerifyReport, DATA_FILE,
-    META_FILE, WAL_FILE,
+    ApplyTiming, BuildReport, IoCounters, Layer, LayerInfo, Snapshot, Store, VerifyReport,
+    DATA_FILE, META_FILE, WAL_FILE,
 };
