@@ -65,6 +65,19 @@ func expectedRoot(t *testing.T, dir string) common.Hash {
 	return common.HexToHash(strings.TrimSpace(string(blob)))
 }
 
+func expectedBlockRoots(t *testing.T, dir string) []common.Hash {
+	t.Helper()
+	blob, err := os.ReadFile(filepath.Join(dir, "expected_block_roots.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roots []common.Hash
+	for _, l := range strings.Fields(string(blob)) {
+		roots = append(roots, common.HexToHash(l))
+	}
+	return roots
+}
+
 // readBlocks parses a workload's blocks.
 func readBlocks(t *testing.T, w *workloadInfo) []*block {
 	t.Helper()
@@ -301,6 +314,9 @@ func TestLoadRunReopen(t *testing.T) {
 					}
 					if loadRoot != expectedRoot(t, wdir) {
 						t.Fatalf("load root %x, expected_root.txt %x", loadRoot, expectedRoot(t, wdir))
+					}
+					if want := expectedBlockRoots(t, wdir); !reflect.DeepEqual(roots, want) {
+						t.Fatalf("block roots %x, expected_block_roots.txt %x", roots, want)
 					}
 					// The root does not depend on the group depth.
 					if bintrieRoots == nil {
