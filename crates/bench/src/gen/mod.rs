@@ -14,8 +14,9 @@
 //! * [`WorkloadMeta`] ([`meta`]): `workload.json`, read and written.
 //!
 //! Randomness comes from [`rng::GenRng`] streams named by seed, part and
-//! index, so the same seed gives byte-identical files and one part's
-//! parameters do not change another part's records.
+//! index: the same parameters give byte-identical files, and each record
+//! (raw key `i`, EOA `i`, contract `i`) depends only on the seed and its
+//! index, whatever the sizes asked for.
 
 pub mod chain;
 pub mod convert;

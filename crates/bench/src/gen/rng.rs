@@ -16,10 +16,8 @@ fn mix64(mut z: u64) -> u64 {
 /// Streams are named by `(seed, tag, index)`: the same triple gives the
 /// same sequence on every platform, and different triples give unrelated
 /// sequences (their SplitMix64 states are mixed apart). The generator uses
-/// one tag per part of a workload, so that changing one part (say the
-/// token's holder count) leaves the others byte for byte the same, and the
-/// index to reach a record directly (raw key `i`) without drawing the ones
-/// before it.
+/// one tag per part of a workload and the index to reach a record directly
+/// (raw key `i`) without drawing the ones before it.
 #[derive(Clone, Debug)]
 pub struct GenRng(SplitMix64);
 
