@@ -18,12 +18,16 @@
 //!   warm-up run; [`natural`]: the natural order of labels (`gd2 < gd10`).
 //! * [`summary`], [`report`], [`svg`]: the figures of a block-metrics
 //!   report (medians, comparisons), its Markdown and its SVG charts.
+//! * [`gen`]: the workload generator (raw and chain-like states, the
+//!   ERC20 token) and the conversion of a state file into sorted tree
+//!   entries.
 //! * [`error`]: the crate's error, [`BenchError`].
 
 pub mod cold;
 pub mod device;
 pub mod diskstats;
 pub mod error;
+pub mod gen;
 pub mod machine;
 pub mod metrics;
 pub mod natural;
