@@ -215,11 +215,14 @@ func loadAndRun(t *testing.T, wdir string, o engineOpts, db string) (common.Hash
 	if ev.Seconds <= 0 || ev.DiskBytes == 0 {
 		t.Errorf("load: seconds %v, disk_bytes %v", ev.Seconds, ev.DiskBytes)
 	}
-	ev.Seconds, ev.DiskBytes = 0, 0
+	if ev.CompactSeconds < 0 {
+		t.Errorf("negative compact_seconds %v", ev.CompactSeconds)
+	}
+	ev.Seconds, ev.DiskBytes, ev.CompactSeconds = 0, 0, 0
 	if ev != want {
 		t.Errorf("load event %+v, want %+v", ev, want)
 	}
-	if keys := jsonKeys(t, out); !reflect.DeepEqual(keys, []string{"event", "engine", "variant", "records", "seconds", "root", "disk_bytes"}) {
+	if keys := jsonKeys(t, out); !reflect.DeepEqual(keys, []string{"event", "engine", "variant", "records", "seconds", "root", "disk_bytes", "compact_seconds"}) {
 		t.Errorf("load keys %v", keys)
 	}
 

@@ -21,6 +21,9 @@
 //! * [`gen`]: the workload generator (raw and chain-like states, the
 //!   ERC20 token) and the conversion of a state file into sorted tree
 //!   entries.
+//! * [`runner`]: `ubt bench run` and `ubt bench sweep`: the studies'
+//!   workloads on ubt and the go-ethereum peer from the same state, cold,
+//!   with metrics and a report.
 //! * [`error`]: the crate's error, [`BenchError`].
 
 pub mod cold;
@@ -33,6 +36,7 @@ pub mod metrics;
 pub mod natural;
 pub mod overlay_bench;
 pub mod report;
+pub mod runner;
 pub mod statistics;
 pub mod stats;
 pub mod store_bench;

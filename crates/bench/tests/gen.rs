@@ -45,7 +45,9 @@ const RAW_BLOCKS: RawBlocks = RawBlocks {
 };
 
 fn chain(dir: &Path, target: u64, seed: u64, holders: u64) -> WorkloadMeta {
-    gen_chain(dir, &ChainParams::new(target, seed, holders), &mut |_| {})
+    let mut params = ChainParams::new(target, seed, holders);
+    params.sequential_slots = 1_000;
+    gen_chain(dir, &params, &mut |_| {})
         .expect("chain workload")
         .meta
 }
@@ -130,7 +132,8 @@ fn workload_json_agrees_with_the_files() {
             + 2 * shape.contracts
             + shape.code_chunks
             + shape.slots
-            + shape.erc20_entries,
+            + shape.erc20_entries
+            + shape.sequential_entries,
         entries.len() as u64
     );
     let target_gap = entries.len() as i64 - 30_000;

@@ -15,8 +15,9 @@
 //!
 //! # Sizing
 //!
-//! The token's entries ([`super::erc20::erc20_entries`]) come first; the
-//! rest of `target_entries` is the random state:
+//! The token's entries ([`super::erc20::erc20_entries`]) and the
+//! sequential-slot contract's ([`super::sequential::sequential_entries`])
+//! come first; the rest of `target_entries` is the random state:
 //!
 //! * [`EOA_SHARE`] (20%) of it goes to EOAs: `round(0.2 * rest / 2)` of them;
 //! * contracts fill the remainder: they are generated until their entries
@@ -43,6 +44,7 @@ use ubt_spec::chunk::CHUNK_CODE_BYTES;
 use super::erc20::{erc20_entries, erc20_meta, write_erc20, ETHER};
 use super::meta::{ChainMeta, WorkloadMeta, FORMAT};
 use super::rng::GenRng;
+use super::sequential::{sequential_entries, sequential_meta, write_sequential};
 use super::write::LineWriter;
 use super::{tag, Progress, Stage, PROGRESS_EVERY};
 use crate::BenchError;
@@ -84,7 +86,14 @@ pub struct ChainParams {
     /// Pareto `x_min` of slots per contract; `None` for the rule in the
     /// module documentation.
     pub min_slots: Option<u64>,
+    /// Preset slots of the sequential-slot contract
+    /// ([`super::sequential`]); 0 leaves the contract out.
+    pub sequential_slots: u64,
 }
+
+/// Preset slots of the sequential-slot contract by default: enough for
+/// six 16.7M-gas load blocks (7,800 slots each) or one 100M-gas block.
+pub const DEFAULT_SEQUENTIAL_SLOTS: u64 = 50_000;
 
 impl ChainParams {
     /// Parameters named `chain` with the default mix and `min_slots` rule.
@@ -96,6 +105,7 @@ impl ChainParams {
             holders,
             eoa_share: EOA_SHARE,
             min_slots: None,
+            sequential_slots: DEFAULT_SEQUENTIAL_SLOTS,
         }
     }
 }
@@ -105,6 +115,8 @@ impl ChainParams {
 pub struct ChainPlan {
     /// Entries of the token and its actors.
     pub erc20_entries: u64,
+    /// Entries of the sequential-slot contract.
+    pub sequential_entries: u64,
     /// Random EOAs.
     pub eoas: u64,
     /// Entries the random contracts fill.
@@ -145,7 +157,12 @@ pub fn min_slots_for(contract_budget: u64) -> u64 {
 /// How `params` splits its target.
 pub fn plan(params: &ChainParams) -> ChainPlan {
     let erc20 = erc20_entries(params.holders);
-    let rest = params.target_entries.saturating_sub(erc20);
+    let sequential = if params.sequential_slots > 0 {
+        sequential_entries(params.sequential_slots)
+    } else {
+        0
+    };
+    let rest = params.target_entries.saturating_sub(erc20 + sequential);
     let eoas = (rest as f64 * params.eoa_share.clamp(0.0, 1.0) / 2.0).round() as u64;
     let contract_budget = rest.saturating_sub(2 * eoas);
     let min_slots = params
@@ -154,6 +171,7 @@ pub fn plan(params: &ChainParams) -> ChainPlan {
         .max(1);
     ChainPlan {
         erc20_entries: erc20,
+        sequential_entries: sequential,
         eoas,
         contract_budget,
         min_slots,
@@ -189,6 +207,11 @@ pub fn gen_chain(
     let erc20 = erc20_meta(seed, params.holders);
     let mut out = LineWriter::create(&dir.join("state.jsonl"))?;
     let mut entries = write_erc20(&mut out, &erc20, progress, total)?;
+    let sequential =
+        (params.sequential_slots > 0).then(|| sequential_meta(seed, params.sequential_slots));
+    if let Some(meta) = &sequential {
+        entries += write_sequential(&mut out, meta, progress, entries, total)?;
+    }
 
     let mut next_report = entries + PROGRESS_EVERY;
     let mut report = |entries: u64, progress: &mut dyn FnMut(Progress)| {
@@ -244,8 +267,8 @@ pub fn gen_chain(
         description: format!(
             "chain-like state: {} EOAs, {contracts} contracts with {slots} slots \
              (Pareto alpha {PARETO_ALPHA}, {}..={} per contract); \
-             ERC20 token with {} holders",
-            plan.eoas, plan.min_slots, plan.max_slots, params.holders
+             ERC20 token with {} holders; sequential-slot contract with {} preset slots",
+            plan.eoas, plan.min_slots, plan.max_slots, params.holders, params.sequential_slots
         ),
         state_records,
         blocks: 0,
@@ -261,7 +284,9 @@ pub fn gen_chain(
             min_slots: plan.min_slots,
             max_slots: plan.max_slots,
             erc20_entries: plan.erc20_entries,
+            sequential_entries: plan.sequential_entries,
         }),
+        sequential,
     };
     meta.write(dir)?;
     Ok(ChainReport {
@@ -290,7 +315,7 @@ mod tests {
     fn the_plan_splits_the_target() {
         let params = ChainParams::new(1_000_000, 1, 1_000);
         let plan = plan(&params);
-        let rest = 1_000_000 - plan.erc20_entries;
+        let rest = 1_000_000 - plan.erc20_entries - plan.sequential_entries;
         assert_eq!(plan.eoas, (rest as f64 * 0.1).round() as u64);
         assert_eq!(plan.contract_budget, rest - 2 * plan.eoas);
         assert_eq!((plan.min_slots, plan.max_slots), (66, 660));

@@ -39,6 +39,9 @@ pub struct WorkloadMeta {
     /// How a chain-like state was sized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<ChainMeta>,
+    /// The sequential-slot contract, for workloads that hold one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialMeta>,
 }
 
 impl WorkloadMeta {
@@ -93,6 +96,17 @@ impl Erc20Meta {
     }
 }
 
+/// The `sequential` object: the contract of the sequential SLOAD/SSTORE
+/// workloads (`ubt_evm::sequential`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SequentialMeta {
+    /// The contract (`ubt_evm::sequential::sequential_code`).
+    #[serde(with = "hex_address")]
+    pub contract: Address,
+    /// Slots `1..=slots` hold `slot + 1`.
+    pub slots: u64,
+}
+
 /// The `chain` object: the sizing of a chain-like state
 /// ([`crate::gen::chain`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -117,6 +131,9 @@ pub struct ChainMeta {
     /// Tree entries of the token, the attack contract, the sender and
     /// the bloater.
     pub erc20_entries: u64,
+    /// Tree entries of the sequential-slot contract.
+    #[serde(default)]
+    pub sequential_entries: u64,
 }
 
 /// Lowercase `0x` hex for addresses (the format's spelling).

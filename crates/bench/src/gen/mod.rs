@@ -7,7 +7,8 @@
 //!   `raw_reads/` and `raw_writes/` blocks over them.
 //! * [`gen_chain`] ([`chain`]): a chain-like state of EOAs and contracts
 //!   with power-law storage, sized in tree entries, plus the studies'
-//!   ERC20 token ([`erc20`]), its attack contract and sender.
+//!   ERC20 token ([`erc20`]), its attack contract and sender, and the
+//!   sequential-slot contract ([`sequential`]).
 //! * [`tree_entries`], [`logical_root`], [`read_codes`] ([`convert`]):
 //!   `state.jsonl` to the sorted leaf stream `ubt_engine::Db::build`
 //!   takes, its root, and the code the EVM needs.
@@ -24,6 +25,7 @@ pub mod erc20;
 pub mod meta;
 pub mod raw;
 pub mod rng;
+pub mod sequential;
 mod write;
 
 use std::fmt;
@@ -31,8 +33,9 @@ use std::fmt;
 pub use chain::{gen_chain, ChainParams, ChainReport};
 pub use convert::{logical_root, read_codes, tree_entries, StateRecord, TreeEntries};
 pub use erc20::{erc20_entries, erc20_meta};
-pub use meta::{ChainMeta, Erc20Meta, WorkloadMeta};
+pub use meta::{ChainMeta, Erc20Meta, SequentialMeta, WorkloadMeta};
 pub use raw::{gen_raw, RawBlocks, RawReport};
+pub use sequential::{sequential_entries, sequential_meta};
 
 /// Stream tags: one per part of a workload.
 pub(crate) mod tag {
@@ -48,6 +51,8 @@ pub(crate) mod tag {
     pub const CONTRACT: u64 = 11;
     /// The ERC20 token's addresses.
     pub const ERC20: u64 = 12;
+    /// The sequential-slot contract's address.
+    pub const SEQUENTIAL: u64 = 13;
 }
 
 /// Records between two progress reports while writing state.

@@ -151,6 +151,7 @@ pub fn gen_raw(
         tree_entries: Some(entries),
         erc20: None,
         chain: None,
+        sequential: None,
     };
     let reads_meta = meta(
         RAW_READS,

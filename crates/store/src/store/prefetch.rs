@@ -70,7 +70,12 @@ impl Prefetcher {
         let spawned = std::thread::Builder::new()
             .name("ubt-prefetch".into())
             .spawn(move || {
-                for batch in receiver {
+                while let Ok(mut batch) = receiver.recv() {
+                    // Hints that queued up while the last batch was read
+                    // go out together: one deeper queue.
+                    while let Ok(more) = receiver.try_recv() {
+                        batch.extend(more);
+                    }
                     let requests: Vec<ReadRequest> = batch
                         .iter()
                         .map(|(_, at)| ReadRequest {
