@@ -26,7 +26,7 @@ pub struct LoadMarker {
     pub state_mtime_s: u64,
     /// The root after the load (0x-hex).
     pub root: String,
-    /// Tree entries or records loaded.
+    /// Tree entries of the state (records when the state does not say).
     pub entries: u64,
     /// Wall time of the load.
     pub seconds: f64,
