@@ -110,6 +110,7 @@ fn every_workload_runs_records_and_resumes() {
     let outcome = run(&cfg, &mut |_| {}).expect("run");
     // 6 workloads x 2 runs x 2 variants.
     assert_eq!((outcome.runs_done, outcome.runs_resumed), (24, 0));
+    assert_eq!(outcome.loads_done, 1);
     assert!(outcome.report.markdown.is_file());
 
     let metrics = read_metrics_file(&outcome.metrics_path).unwrap();
@@ -149,6 +150,7 @@ fn every_workload_runs_records_and_resumes() {
     // A second invocation finds every run done.
     let again = run(&cfg, &mut |_| {}).expect("rerun");
     assert_eq!((again.runs_done, again.runs_resumed), (0, 24));
+    assert_eq!(again.loads_done, 0, "the loaded database is reused");
     assert_eq!(read_metrics_file(&again.metrics_path).unwrap(), metrics);
 }
 
@@ -182,7 +184,9 @@ fn raw_blocks_replay_to_the_same_roots() {
             }
         }
     }
-    // The two workloads share one state file and so one loaded database.
+    // The two workloads share one state file (hard-linked) and so one
+    // loaded database.
+    assert_eq!(outcome.loads_done, 1);
     let loaded: Vec<_> = std::fs::read_dir(out.join("db"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

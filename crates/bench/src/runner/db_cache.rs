@@ -17,7 +17,7 @@ use crate::BenchError;
 pub struct LoadMarker {
     /// The engine configuration (`ubt gd6`, `geth-bintrie gd5`).
     pub configuration: String,
-    /// The state file loaded (canonical path).
+    /// The state file loaded ([`state_identity`]).
     pub state: String,
     /// Its length in bytes and modification time (seconds since the
     /// epoch): a regenerated state is loaded again.
@@ -34,18 +34,28 @@ pub struct LoadMarker {
     pub disk_bytes: u64,
 }
 
-/// Identity of a state file: canonical path, length, modification time.
+/// Identity of a state file: its device and inode (so hard links of one
+/// file, such as the raw workloads' shared state, are one state; the
+/// canonical path elsewhere), length and modification time.
 pub fn state_identity(state: &Path) -> Result<(String, u64, u64), BenchError> {
-    let canonical = state
-        .canonicalize()
-        .map_err(|e| BenchError::io_at("resolving", state, e))?;
-    let meta = std::fs::metadata(&canonical).map_err(|e| BenchError::io_at("stat", state, e))?;
+    let meta = std::fs::metadata(state).map_err(|e| BenchError::io_at("stat", state, e))?;
     let mtime = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    Ok((canonical.display().to_string(), meta.len(), mtime))
+    #[cfg(unix)]
+    let identity = {
+        use std::os::unix::fs::MetadataExt;
+        format!("device {} inode {}", meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let identity = state
+        .canonicalize()
+        .map_err(|e| BenchError::io_at("resolving", state, e))?
+        .display()
+        .to_string();
+    Ok((identity, meta.len(), mtime))
 }
 
 fn marker_path(db: &Path) -> PathBuf {

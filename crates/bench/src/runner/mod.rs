@@ -134,6 +134,8 @@ pub struct RunOutcome {
     pub runs_done: usize,
     /// See `runs_done`.
     pub runs_resumed: usize,
+    /// Databases loaded now (the others were reused from `<out>/db`).
+    pub loads_done: usize,
     /// Notes also shown as [`RunEvent::Note`].
     pub notes: Vec<String>,
 }
@@ -467,18 +469,25 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
     let run_dir = db_root.join("run");
     let mut runs_done = 0;
     let mut runs_resumed = 0;
-    let mut loads: Vec<LoadMarker> = Vec::new();
+    let mut loads: BTreeMap<String, LoadMarker> = BTreeMap::new();
+    let mut loads_done = 0;
 
     for plan in &plans {
-        let pristine = load_all(
-            config,
+        let (pristine, loaded_now) = load_all(
             plan,
             &configs,
+            config,
             &db_root,
             peer_bin.as_deref(),
             events,
         )?;
-        loads.extend(pristine.values().cloned());
+        loads_done += loaded_now;
+        for marker in pristine.values() {
+            loads.insert(
+                format!("{} {}", plan.key, marker.configuration),
+                marker.clone(),
+            );
+        }
         let codes_needed = plan.workloads.iter().any(|(w, _, _)| w.executes());
         let codes = if codes_needed {
             let state = plan.dir.join("state.jsonl");
@@ -529,7 +538,6 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
                         workload: name.clone(),
                         run,
                     };
-                    let source = &pristine[&cfg.load_label()];
                     let pristine_dir = cfg.pristine(&db_root, &plan.key);
                     let expected_blocks = match &evm {
                         Some(blocks) => blocks.len() as u64,
@@ -603,7 +611,6 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
                             lines
                         }
                     };
-                    let _ = source;
                     append_metrics(&metrics_path, &produced)?;
                     done.insert(key);
                     metrics.extend(produced);
@@ -623,12 +630,14 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
             ),
         );
     }
+    let loads: Vec<LoadMarker> = loads.into_values().collect();
     let report = write_run_report(config, &metrics, &loads, &notes)?;
     Ok(RunOutcome {
         metrics_path,
         report,
         runs_done,
         runs_resumed,
+        loads_done,
         notes,
     })
 }
@@ -706,15 +715,17 @@ fn append_metrics(path: &Path, lines: &[BlockMetrics]) -> Result<(), BenchError>
 }
 
 /// Loads the state into every configuration's pristine database that is
-/// not loaded yet; returns the markers by load label.
+/// not loaded yet; returns the markers by load label and how many loads
+/// ran now.
 fn load_all(
-    config: &RunConfig,
     plan: &StatePlan,
     configs: &[Config],
+    config: &RunConfig,
     db_root: &Path,
     peer_bin: Option<&Path>,
     events: &mut dyn FnMut(RunEvent),
-) -> Result<HashMap<String, LoadMarker>, BenchError> {
+) -> Result<(HashMap<String, LoadMarker>, usize), BenchError> {
+    let mut loaded_now = 0;
     let state = plan.dir.join("state.jsonl");
     let mut markers = HashMap::new();
     let mut entries: Option<TreeEntries> = None;
@@ -779,6 +790,7 @@ fn load_all(
             }
         };
         db_cache::mark_loaded(&db, &marker)?;
+        loaded_now += 1;
         if matches!(cfg, Config::Ubt { .. }) {
             ubt_root.get_or_insert(marker.root.clone());
         }
@@ -801,8 +813,7 @@ fn load_all(
             }
         }
     }
-    let _ = config;
-    Ok(markers)
+    Ok((markers, loaded_now))
 }
 
 /// The report of everything in the metrics file, with the loads, the
