@@ -127,6 +127,8 @@ fn workload_json_agrees_with_the_files() {
     let erc20 = meta.erc20.expect("erc20 object");
     assert_eq!(erc20, erc20_meta(11, 500));
     let shape = meta.chain.expect("chain object");
+    let sequential = meta.sequential.expect("sequential object");
+    assert_eq!(sequential.slots, 1_000);
     assert_eq!(
         2 * shape.eoas
             + 2 * shape.contracts
@@ -150,7 +152,7 @@ fn workload_json_agrees_with_the_files() {
             StateRecord::Account { code, .. } if code.is_empty() => eoas += 1,
             StateRecord::Account { address, code, .. } => {
                 contracts += 1;
-                if *address != erc20.token && *address != erc20.attack {
+                if ![erc20.token, erc20.attack, sequential.contract].contains(address) {
                     assert!(
                         (1024..2048).contains(&code.len()),
                         "code length {}",
@@ -165,8 +167,9 @@ fn workload_json_agrees_with_the_files() {
             StateRecord::Raw { .. } => panic!("no raw records in a chain state"),
         }
     }
-    assert_eq!((eoas, contracts), (shape.eoas + 2, shape.contracts + 2));
+    assert_eq!((eoas, contracts), (shape.eoas + 2, shape.contracts + 3));
     assert_eq!(slots.remove(&erc20.token), Some(1 + 2 * 500));
+    assert_eq!(slots.remove(&sequential.contract), Some(sequential.slots));
     assert_eq!(slots.values().sum::<u64>(), shape.slots);
     assert!(slots.len() as u64 <= shape.contracts);
     for count in slots.values() {
