@@ -10,9 +10,29 @@ use std::time::Instant;
 use crate::metrics::{parse_metrics_line, BlockMetrics};
 use crate::BenchError;
 
-/// Where the peer's Go sources are in this repository.
+/// Where the peer's Go sources are in this repository: found through the
+/// manifest directory cargo gives at run time (`cargo run`, `cargo test`),
+/// then the current directory and its ancestors, then the manifest
+/// directory this crate was compiled in (a build cache shared between
+/// clones can hold a path of another clone, hence the run-time lookups
+/// first).
 pub fn default_source_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers/geth")
+    const RELATIVE: &str = "peers/geth";
+    let compiled = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+        let dir = PathBuf::from(dir);
+        roots.extend([dir.join("../.."), dir]);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        roots.extend(cwd.ancestors().map(Path::to_path_buf));
+    }
+    roots.push(compiled.clone());
+    roots
+        .into_iter()
+        .map(|root| root.join(RELATIVE))
+        .find(|dir| dir.join("go.mod").is_file())
+        .unwrap_or_else(|| compiled.join(RELATIVE))
 }
 
 /// One of the peer's engines.
@@ -75,6 +95,14 @@ pub fn go_version() -> Option<String> {
 /// Builds the peer from `source` into `bin_dir/geth-peer` (Go's own cache
 /// makes a rebuild take seconds) and returns the binary's path.
 pub fn build(source: &Path, bin_dir: &Path) -> Result<PathBuf, BenchError> {
+    if !source.join("go.mod").is_file() {
+        return Err(BenchError::InvalidOptions {
+            what: format!(
+                "no go-ethereum peer sources (go.mod) in {}; pass --peer-source DIR",
+                source.display()
+            ),
+        });
+    }
     std::fs::create_dir_all(bin_dir).map_err(|e| BenchError::io_at("creating", bin_dir, e))?;
     let bin = bin_dir.join("geth-peer");
     let bin_abs = std::path::absolute(&bin).map_err(|e| BenchError::io_at("resolving", &bin, e))?;
