@@ -37,6 +37,16 @@ pub enum BenchError {
         /// What is wrong with the line.
         message: String,
     },
+    /// A workload file (docs/workload-format.md) could not be read.
+    #[error("{path} line {line}: {message}")]
+    Workload {
+        /// The file.
+        path: String,
+        /// The 1-based line number (0 when not known).
+        line: u64,
+        /// What is wrong with the line.
+        message: String,
+    },
     /// The caller asked for something that cannot be measured, e.g. a
     /// probe file smaller than one block.
     #[error("invalid benchmark options: {what}")]

@@ -18,17 +18,25 @@
 //!   warm-up run; [`natural`]: the natural order of labels (`gd2 < gd10`).
 //! * [`summary`], [`report`], [`svg`]: the figures of a block-metrics
 //!   report (medians, comparisons), its Markdown and its SVG charts.
+//! * [`gen`]: the workload generator (raw and chain-like states, the
+//!   ERC20 token) and the conversion of a state file into sorted tree
+//!   entries.
+//! * [`runner`]: `ubt bench run` and `ubt bench sweep`: the studies'
+//!   workloads on ubt and the go-ethereum peer from the same state, cold,
+//!   with metrics and a report.
 //! * [`error`]: the crate's error, [`BenchError`].
 
 pub mod cold;
 pub mod device;
 pub mod diskstats;
 pub mod error;
+pub mod gen;
 pub mod machine;
 pub mod metrics;
 pub mod natural;
 pub mod overlay_bench;
 pub mod report;
+pub mod runner;
 pub mod statistics;
 pub mod stats;
 pub mod store_bench;

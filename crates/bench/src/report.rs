@@ -233,9 +233,12 @@ fn workload_section(
     );
     let _ = writeln!(
         md,
-        "| configuration | blocks (runs) | state read ms | state hash ms | commit ms | execution ms | total ms | Mgas/s | ms/slot read | ms/slot total | ms/miss | CV% total |"
+        "| configuration | blocks (runs) | slots read / written | state read ms | state hash ms | commit ms | execution ms | total ms | Mgas/s | ms/slot read | ms/slot total | ms/miss | KiB read | KiB written | CV% total |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     for (i, c) in w.configurations.iter().enumerate() {
         let name = cell(&c.configuration.to_string());
         let name = if i == w.best {
@@ -245,9 +248,11 @@ fn workload_section(
         };
         let _ = writeln!(
             md,
-            "| {name} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+            "| {name} | {} ({}) | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
             c.blocks,
             c.runs,
+            whole(c.slots_read),
+            whole(c.slots_written),
             num(c.state_read_ms),
             num(c.state_hash_ms),
             num(c.commit_ms),
@@ -257,6 +262,8 @@ fn workload_section(
             num(c.ms_per_slot_read),
             num(c.ms_per_slot_total),
             num(c.ms_per_cache_miss),
+            num(c.bytes_read / 1024.0),
+            num(c.bytes_written / 1024.0),
             c.cv_total_percent
         );
     }
@@ -327,6 +334,15 @@ fn charts(w: &WorkloadSummary, total_name: String, phases_name: String) -> [SvgF
             ),
         },
     ]
+}
+
+/// A count: no decimals, "-" when unknown.
+fn whole(value: f64) -> String {
+    if value.is_finite() {
+        format!("{value:.0}")
+    } else {
+        "-".into()
+    }
 }
 
 /// Renders the report of `metrics`; chart files are named

@@ -66,6 +66,14 @@ pub struct ConfigurationSummary {
     pub ms_per_slot_total: f64,
     /// Median of the blocks' `state_read_ms / cache_misses`.
     pub ms_per_cache_miss: f64,
+    /// Median bytes written per block (blocks that report it), or NaN.
+    pub bytes_written: f64,
+    /// Median bytes read per block (blocks that report it), or NaN.
+    pub bytes_read: f64,
+    /// Median slots read and written per block.
+    pub slots_read: f64,
+    /// See `slots_read`.
+    pub slots_written: f64,
     /// Coefficient of variation of `total_ms`, in percent.
     pub cv_total_percent: f64,
     /// Box-plot figures of `total_ms`.
@@ -98,6 +106,20 @@ impl ConfigurationSummary {
             ms_per_slot_read: derived(BlockMetrics::ms_per_slot_read),
             ms_per_slot_total: derived(BlockMetrics::ms_per_slot_total),
             ms_per_cache_miss: derived(BlockMetrics::ms_per_cache_miss),
+            bytes_written: median(
+                &blocks
+                    .iter()
+                    .filter_map(|m| m.bytes_written.map(|b| b as f64))
+                    .collect::<Vec<_>>(),
+            ),
+            bytes_read: median(
+                &blocks
+                    .iter()
+                    .filter_map(|m| m.bytes_read.map(|b| b as f64))
+                    .collect::<Vec<_>>(),
+            ),
+            slots_read: median(&column(|m| m.slots_read as f64)),
+            slots_written: median(&column(|m| m.slots_written as f64)),
             cv_total_percent: cv_percent(&total_values),
             total_box: five_numbers(&total_values),
             total_values,

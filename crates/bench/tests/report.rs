@@ -196,11 +196,15 @@ fn the_report_drops_the_warmup_and_names_the_best() {
     );
     assert!(md.contains("| uniswap | ubt gd10 | 15.00 | ubt gd2 (30.00 ms) | 0.500 |"));
     assert!(md.contains("| uniswap | ubt gd10 | geth-bintrie gd4 | 0.250 |"));
-    assert!(md.contains("| **ubt gd2** (best) | 15 (3) | 6.000 | 2.000 | 1.000 | 1.000 | 10.00 |"));
+    assert!(md.contains(
+        "| **ubt gd2** (best) | 15 (3) | 100 / 20 | 6.000 | 2.000 | 1.000 | 1.000 | 10.00 |"
+    ));
+    // Bytes read unknown: "-"; 4,096 bytes written: 4 KiB.
+    assert!(md.contains(" | - | 4.000 | "));
     assert!(md.contains("](blocks-erc20_balanceof-total.svg)"));
     assert!(md.contains("](blocks-uniswap-phases.svg)"));
     assert!(md.trim_end().ends_with("A test machine."));
-    assert!(!md.contains("NaN"));
+    assert!(!md.contains("NaN"), "unknown figures print as -");
     assert_eq!(
         render_report(&metrics, "blocks", &options).markdown,
         *md,

@@ -34,9 +34,213 @@ pub enum Command {
     Stats(StatsArgs),
     /// Convert JSON-lines key/value pairs to the binary format `ubt load` reads.
     ExportBin(ExportBinArgs),
-    /// Run a benchmark.
+    /// Run the benchmarks. Without a subcommand: the default benchmark
+    /// (a chain-like state of about 1M entries, the ERC20 and sequential
+    /// workloads, 3 measured runs, ubt beside go-ethereum when Go is
+    /// installed), ending with the path of its report.
+    Bench(BenchArgs),
+}
+
+/// `ubt bench`: a subcommand, or the default benchmark's options.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    /// Which benchmark.
     #[command(subcommand)]
-    Bench(BenchCommand),
+    pub command: Option<BenchCommand>,
+    /// Options of the default benchmark.
+    #[command(flatten)]
+    pub default: DefaultBenchArgs,
+}
+
+/// Options of the default `ubt bench`.
+#[derive(Args, Debug)]
+pub struct DefaultBenchArgs {
+    /// Output directory: generated state, loaded databases, metrics, report.
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench")]
+    pub out: String,
+    /// Tree entries of the generated chain-like state.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub entries: u64,
+    /// Measured runs (a warm-up run comes first).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Blocks per run.
+    #[arg(long, default_value_t = 2)]
+    pub blocks: u64,
+    /// Peers to run beside ubt.
+    #[arg(long, value_enum, default_value_t = PeersArg::Geth)]
+    pub peers: PeersArg,
+}
+
+/// Which peers run beside ubt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PeersArg {
+    /// go-ethereum's binary trie (at --geth-group-depth) and its MPT, when
+    /// Go is installed.
+    Geth,
+    /// go-ethereum's binary trie only.
+    GethBintrie,
+    /// go-ethereum's MPT only.
+    GethMpt,
+    /// ubt alone.
+    None,
+}
+
+/// ubt's read variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PrefetchArg {
+    /// Reads one at a time, as the EVM asks (like the peer).
+    Off,
+    /// A speculative pass prefetches every slot of the block first.
+    On,
+    /// Both variants, side by side.
+    Both,
+}
+
+/// Block shapes of the studies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ShapeArg {
+    /// 16,777,216-gas single-transaction blocks (the group-depth study).
+    Gd,
+    /// 100,000,000-gas single-transaction blocks (the MPT study).
+    Mpt,
+}
+
+/// Kinds of generated state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GenMode {
+    /// EOAs, contracts with power-law storage and code, the ERC20 token
+    /// with its holders, and the sequential-slot contract.
+    Chain,
+    /// Random 32-byte keys and values, with read and write blocks.
+    Raw,
+}
+
+/// Arguments of `ubt bench gen`.
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// Directory to write (raw mode writes DIR/raw_reads and DIR/raw_writes).
+    #[arg(long, value_name = "DIR")]
+    pub out: String,
+    /// Kind of state.
+    #[arg(long, value_enum, default_value_t = GenMode::Chain)]
+    pub mode: GenMode,
+    /// Tree entries (chain) or keys (raw).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub entries: u64,
+    /// Seed: the same seed writes the same bytes.
+    #[arg(long, default_value_t = 25519)]
+    pub seed: u64,
+    /// Chain mode: ERC20 holders (the group-depth study's token had 167,772).
+    #[arg(long, default_value_t = 167_772)]
+    pub holders: u64,
+    /// Chain mode: preset slots of the sequential-slot contract.
+    #[arg(long, default_value_t = 150_000)]
+    pub sequential_slots: u64,
+    /// Raw mode: read blocks.
+    #[arg(long, default_value_t = 3)]
+    pub read_blocks: u64,
+    /// Raw mode: distinct keys read per block.
+    #[arg(long, default_value_t = 4096)]
+    pub reads_per_block: u64,
+    /// Raw mode: write blocks.
+    #[arg(long, default_value_t = 3)]
+    pub write_blocks: u64,
+    /// Raw mode: distinct keys updated per block.
+    #[arg(long, default_value_t = 4096)]
+    pub writes_per_block: u64,
+}
+
+/// Options shared by `ubt bench run` and `ubt bench sweep`.
+#[derive(Args, Debug)]
+pub struct RunCommonArgs {
+    /// State directory made by `ubt bench gen` (repeat for several).
+    #[arg(long = "state", value_name = "DIR", required = true)]
+    pub states: Vec<String>,
+    /// Output directory: loaded databases, recorded blocks, metrics
+    /// (metrics.jsonl, resumed if present), report.
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench")]
+    pub out: String,
+    /// Workloads, comma-separated: erc20_balanceof, erc20_approve,
+    /// erc20_mixed_<r>_<w> (10_90 30_70 50_50 70_30 90_10), sload_seq,
+    /// sstore_seq, replay. Default: the ERC20 and sequential workloads on a
+    /// chain-like state, its own blocks on a raw one.
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Option<Vec<String>>,
+    /// Block shape of the EVM workloads.
+    #[arg(long, value_enum, default_value_t = ShapeArg::Gd)]
+    pub shape: ShapeArg,
+    /// Blocks per run (EVM workloads).
+    #[arg(long, default_value_t = 3)]
+    pub blocks: u64,
+    /// Measured runs (a warm-up run comes first).
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+    /// Keep the page cache warm (no cold-cache protocol).
+    #[arg(long)]
+    pub warm: bool,
+    /// ubt's memory budget in MiB (default: the store's).
+    #[arg(long)]
+    pub memory_mib: Option<usize>,
+    /// go-ethereum's binary-trie group depth.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub geth_group_depth: u8,
+    /// Directory of the go-ethereum peer's sources (default: this
+    /// repository's peers/geth).
+    #[arg(long, value_name = "DIR")]
+    pub peer_source: Option<String>,
+}
+
+/// Arguments of `ubt bench run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Shared options.
+    #[command(flatten)]
+    pub common: RunCommonArgs,
+    /// ubt's group depth.
+    #[arg(long, default_value_t = ubt_engine::DEFAULT_GROUP_DEPTH, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub group_depth: u8,
+    /// ubt's read variants.
+    #[arg(long, value_enum, default_value_t = PrefetchArg::Both)]
+    pub prefetch: PrefetchArg,
+    /// Peers to run beside ubt.
+    #[arg(long, value_enum, default_value_t = PeersArg::Geth)]
+    pub peers: PeersArg,
+}
+
+/// Arguments of `ubt bench sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Shared options.
+    #[command(flatten)]
+    pub common: RunCommonArgs,
+    /// ubt's group depths, comma-separated or a range `A..B` (inclusive).
+    #[arg(long, default_value = "1..8")]
+    pub group_depths: String,
+    /// ubt's read variants.
+    #[arg(long, value_enum, default_value_t = PrefetchArg::Off)]
+    pub prefetch: PrefetchArg,
+    /// Peers to run beside ubt.
+    #[arg(long, value_enum, default_value_t = PeersArg::None)]
+    pub peers: PeersArg,
+}
+
+/// Arguments of `ubt bench report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Metrics files (JSON lines from `ubt bench run` or geth-peer).
+    #[arg(long = "metrics", value_name = "FILE", required = true)]
+    pub metrics: Vec<String>,
+    /// Output directory of the Markdown report and its SVG charts.
+    #[arg(long, value_name = "DIR")]
+    pub out: String,
+    /// File stem of the report (`<stem>.md`).
+    #[arg(long, default_value = "report")]
+    pub stem: String,
+    /// Title of the report.
+    #[arg(long, default_value = "ubt bench")]
+    pub title: String,
 }
 
 /// The benchmarks.
@@ -50,6 +254,19 @@ pub enum BenchCommand {
     /// state (1,000 and 10,000 of 100,000 accounts), and a sweep of how many
     /// blocks are kept in memory before persisting.
     Overlay(OverlayBenchArgs),
+    /// Generate a state (and raw blocks): chain-like with the ERC20 token
+    /// and the sequential contract, or random raw keys. Deterministic for
+    /// a seed.
+    Gen(GenArgs),
+    /// Run workloads on ubt and, when Go is installed, on go-ethereum
+    /// (binary trie and MPT) from the same state, cold, and write the
+    /// metrics and a report.
+    Run(RunArgs),
+    /// ubt's group-depth sweep (1..8 by default) with statistics and a
+    /// verdict table.
+    Sweep(SweepArgs),
+    /// Write the report of existing metrics files.
+    Report(ReportArgs),
 }
 
 /// Arguments of `ubt bench overlay`.

@@ -71,7 +71,11 @@ impl CliError {
             CliError::Store(
                 StoreError::GroupDepthMismatch { .. } | StoreError::InvalidOptions(_),
             ) => 2,
-            CliError::Bench(ubt_bench::BenchError::InvalidOptions { .. }) => 2,
+            CliError::Bench(
+                ubt_bench::BenchError::InvalidOptions { .. }
+                | ubt_bench::BenchError::Metrics { .. }
+                | ubt_bench::BenchError::Workload { .. },
+            ) => 2,
             CliError::Store(_)
             | CliError::Write { .. }
             | CliError::VerifyFailed { .. }

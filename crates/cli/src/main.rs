@@ -31,8 +31,15 @@ fn main() {
         Command::Verify(args) => commands::verify::run(&args),
         Command::Stats(args) => commands::stats::run(&args),
         Command::ExportBin(args) => commands::export_bin::run(&args),
-        Command::Bench(cli::BenchCommand::Store(args)) => commands::bench_store::run(&args),
-        Command::Bench(cli::BenchCommand::Overlay(args)) => commands::bench_overlay::run(&args),
+        Command::Bench(bench) => match bench.command {
+            None => commands::bench_run::default(&bench.default),
+            Some(cli::BenchCommand::Store(args)) => commands::bench_store::run(&args),
+            Some(cli::BenchCommand::Overlay(args)) => commands::bench_overlay::run(&args),
+            Some(cli::BenchCommand::Gen(args)) => commands::bench_gen::run(&args),
+            Some(cli::BenchCommand::Run(args)) => commands::bench_run::run(&args),
+            Some(cli::BenchCommand::Sweep(args)) => commands::bench_run::sweep(&args),
+            Some(cli::BenchCommand::Report(args)) => commands::bench_report::run(&args),
+        },
     };
     if let Err(err) = result {
         output::note(format_args!(

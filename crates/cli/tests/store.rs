@@ -69,11 +69,7 @@ fn text(path: &Path) -> String {
 }
 
 fn repo_file(relative: &str) -> String {
-    text(
-        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(relative),
-    )
+    text(&manifest_dir().join("../..").join(relative))
 }
 
 fn stdout(output: &Output) -> String {
@@ -611,4 +607,12 @@ fn a_large_load_into_a_small_database_gives_the_root_of_the_union() {
     assert_eq!(stats["leaf_count"], 40_100);
     let summary = one_line(&ubt(&["verify", "--db", &db], None));
     assert!(summary.starts_with("ok: "), "{summary}");
+}
+
+/// This crate's directory: cargo's run-time value first (a build cache
+/// shared between clones may hold a binary compiled in another clone),
+/// the compile-time one otherwise.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
 }

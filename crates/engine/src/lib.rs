@@ -288,6 +288,13 @@ impl Reader {
     pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
         self.shared.read().get_many_at(keys, &self.snapshot)
     }
+
+    /// Starts reading the buckets of `keys` in the background, as
+    /// [`Db::prefetch`] does: for a helper thread that discovers what the
+    /// writer is about to read (a speculative execution) while it works.
+    pub fn prefetch(&self, keys: &[B256]) -> usize {
+        self.shared.read().prefetch(keys)
+    }
 }
 
 impl Clone for Reader {

@@ -12,6 +12,8 @@
 //!   a block's final state changes into tree-key writes with geth's
 //!   semantics and into the `reads`/`writes` records of the workload format
 //!   (docs/workload-format.md, [`record`]);
+//! * [`sequential`]: the contract of the synthetic sequential SLOAD and
+//!   SSTORE blocks;
 //! * [`workloads`]: transaction builders for the studies' block shapes.
 //!
 //! ```
@@ -44,6 +46,7 @@ mod db;
 pub mod erc20;
 pub mod executor;
 pub mod record;
+pub mod sequential;
 pub mod state;
 pub mod workloads;
 

@@ -1,6 +1,9 @@
 //! One module per subcommand.
 
+pub mod bench_gen;
 pub mod bench_overlay;
+pub mod bench_report;
+pub mod bench_run;
 pub mod bench_store;
 pub mod export_bin;
 pub mod get;

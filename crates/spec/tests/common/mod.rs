@@ -3,16 +3,12 @@
 //! outside the repository) and decoding their hex fields.
 #![allow(dead_code, missing_docs)]
 
-use std::path::PathBuf;
-
 use alloy_primitives::{Address, B256, U256};
 use serde_json::Value;
 
 /// Loads `test-vectors/<name>`.
 pub fn vector_file(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../test-vectors")
-        .join(name);
+    let path = manifest_dir().join("../../test-vectors").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read vector file {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()))
@@ -68,4 +64,12 @@ pub fn array<'a>(v: &'a Value, field: &str) -> &'a Vec<Value> {
     v[field]
         .as_array()
         .unwrap_or_else(|| panic!("field {field} missing or not an array"))
+}
+
+/// This crate's directory: cargo's run-time value first (a build cache
+/// shared between clones may hold a binary compiled in another clone),
+/// the compile-time one otherwise.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
 }

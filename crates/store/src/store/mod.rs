@@ -144,7 +144,7 @@ pub struct Store {
     /// Stem and value counts at the persisted root.
     persisted_counts: (u64, u64),
     poisoned: Option<String>,
-    counters: Counters,
+    counters: Arc<Counters>,
     last_apply: apply::ApplyTiming,
     /// Whether a meta slot was found damaged at open (a torn checkpoint,
     /// or one bad copy of a pair).

@@ -139,7 +139,12 @@ impl Store {
         let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
         let root = meta.root.summary.hash;
         let cache = Arc::new(BucketCache::new(options.cache_bytes_max()));
-        let prefetcher = super::prefetch::Prefetcher::start(Arc::clone(&data), Arc::clone(&cache));
+        let counters = Arc::new(Counters::default());
+        let prefetcher = super::prefetch::Prefetcher::start(
+            Arc::clone(&data),
+            Arc::clone(&cache),
+            Arc::clone(&counters),
+        );
         let mut store = Store {
             prefetcher,
             wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
@@ -166,7 +171,7 @@ impl Store {
             leaf_count: meta.leaf_count,
             persisted_counts: (meta.stem_count, meta.leaf_count),
             poisoned: None,
-            counters: Counters::default(),
+            counters,
             meta_slot_damaged,
             last_apply: Default::default(),
             meta,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use alloy_primitives::B256;
 use ubt_spec::key::Stem;
 
-use super::Store;
+use super::{Counters, Store};
 use crate::cache::BucketCache;
 use crate::format::Extent;
 use crate::io::{ReadRequest, StoreFile};
@@ -27,6 +27,11 @@ pub(crate) struct InFlight {
 impl InFlight {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BucketId, Extent>> {
         self.buckets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True while the worker is reading `bucket`.
+    pub(crate) fn contains(&self, bucket: BucketId) -> bool {
+        self.lock().contains_key(&bucket)
     }
 
     /// Waits until none of `buckets` is in flight.
@@ -53,14 +58,24 @@ pub(crate) struct Prefetcher {
 
 impl Prefetcher {
     /// Starts the worker for `data`, caching into `cache`.
-    pub(crate) fn start(data: Arc<dyn StoreFile>, cache: Arc<BucketCache>) -> Prefetcher {
+    /// Reads it issues count in `counters` like any other bucket read.
+    pub(crate) fn start(
+        data: Arc<dyn StoreFile>,
+        cache: Arc<BucketCache>,
+        counters: Arc<Counters>,
+    ) -> Prefetcher {
         let (sender, receiver) = channel::<Batch>();
         let inflight = Arc::new(InFlight::default());
         let worker_inflight = Arc::clone(&inflight);
         let spawned = std::thread::Builder::new()
             .name("ubt-prefetch".into())
             .spawn(move || {
-                for batch in receiver {
+                while let Ok(mut batch) = receiver.recv() {
+                    // Hints that queued up while the last batch was read
+                    // go out together: one deeper queue.
+                    while let Ok(more) = receiver.try_recv() {
+                        batch.extend(more);
+                    }
                     let requests: Vec<ReadRequest> = batch
                         .iter()
                         .map(|(_, at)| ReadRequest {
@@ -71,6 +86,8 @@ impl Prefetcher {
                     data.read_batch_each(&requests, &mut |index, result| {
                         let (bucket, at) = batch[index];
                         if let Ok(bytes) = result {
+                            Counters::add(&counters.bucket_reads, 1);
+                            Counters::add(&counters.bucket_read_bytes, bytes.len() as u64);
                             cache.insert(bucket, at, Arc::from(bytes));
                         }
                         // A failed read is simply not cached: apply reads it

@@ -49,7 +49,7 @@ impl Store {
             Source::Empty => Ok(None),
             Source::Dirty(contents) => Ok(contents.get(&stem, sub_index(key))),
             Source::Disk(at) => {
-                let bytes = match self.cache.get(bucket, &at) {
+                let bytes = match self.cached(bucket, &at) {
                     Some(bytes) => {
                         Counters::add(&self.counters.cache_hits, 1);
                         bytes
@@ -67,6 +67,19 @@ impl Store {
                 )
             }
         }
+    }
+
+    /// The cached bytes of `bucket` at `at`; when the prefetch worker is
+    /// reading it, waits for that read instead of issuing a second one.
+    fn cached(&self, bucket: BucketId, at: &Extent) -> Option<Arc<[u8]>> {
+        if let Some(bytes) = self.cache.get(bucket, at) {
+            return Some(bytes);
+        }
+        if self.prefetcher.inflight.contains(bucket) {
+            self.prefetcher.inflight.wait_for(&[bucket]);
+            return self.cache.get(bucket, at);
+        }
+        None
     }
 
     /// Reads one bucket's extent and caches it.
@@ -90,7 +103,7 @@ impl Store {
         let mut requests = Vec::new();
         let mut request_slots = Vec::new();
         for (position, (bucket, at)) in wanted.iter().enumerate() {
-            match self.cache.get(*bucket, at) {
+            match self.cached(*bucket, at) {
                 Some(bytes) => {
                     Counters::add(&self.counters.cache_hits, 1);
                     out.push(Some(bytes));

@@ -88,9 +88,7 @@ pub fn temp_path(name: &str) -> std::path::PathBuf {
 
 /// Loads `test-vectors/<name>` (copied into the repository).
 pub fn vector_file(name: &str) -> serde_json::Value {
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../test-vectors")
-        .join(name);
+    let path = manifest_dir().join("../../test-vectors").join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()))
@@ -207,4 +205,12 @@ pub fn hex_root(root: &[u8; 32]) -> String {
 /// test then runs its long figures (see docs/reliability.md).
 pub fn long_mode() -> bool {
     std::env::var("UBT_LONG").is_ok_and(|v| v != "0" && !v.is_empty())
+}
+
+/// This crate's directory: cargo's run-time value first (a build cache
+/// shared between clones may hold a binary compiled in another clone),
+/// the compile-time one otherwise.
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
 }

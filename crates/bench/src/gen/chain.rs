@@ -1,0 +1,325 @@
+//! Chain-like state: random externally owned accounts and contracts with a
+//! power-law number of storage slots, plus the ERC20 token
+//! ([`super::erc20`]), sized by the number of EIP-7864 tree entries.
+//!
+//! # What is generated
+//!
+//! * **EOAs**: random 20-byte address, balance uniform in `[0, 1000)` ETH
+//!   (in wei), nonce uniform in `[0, 1000)`, no code: 2 tree entries.
+//! * **Contracts**: random address, random code of uniform length in
+//!   `[1024, 2048)` bytes, balance uniform in `[0, 100)` ETH, nonce uniform
+//!   in `[0, 1000)`, and `Pareto(alpha = 1.5, x_min = min_slots)` storage
+//!   slots (rounded down, capped at `max_slots = 10 * min_slots`) with
+//!   uniformly random 32-byte keys and random non-zero 32-byte values:
+//!   2 + `ceil(len / 31)` (about 50) + slots tree entries.
+//!
+//! # Sizing
+//!
+//! The token's entries ([`super::erc20::erc20_entries`]) and the
+//! sequential-slot contract's ([`super::sequential::sequential_entries`])
+//! come first; the rest of `target_entries` is the random state:
+//!
+//! * [`EOA_SHARE`] (20%) of it goes to EOAs: `round(0.2 * rest / 2)` of them;
+//! * contracts fill the remainder: they are generated until their entries
+//!   reach it (the last one may overshoot by up to one contract, at most
+//!   `69 + max_slots` entries);
+//! * `min_slots` is chosen so storage slots are [`SLOTS_PER_CONTRACT_ENTRY`]
+//!   (3/4) of the contracts' entries, 60% of the random state, as in a
+//!   chain where storage dominates: the capped Pareto mean is
+//!   `min_slots * (1 + 2 * (1 - 10^-0.5)) = 2.37 * min_slots` and the
+//!   other entries of a contract number about 52, so
+//!   `min_slots = round(3 * 52 / 2.37) = 66` (`max_slots` 660). Small
+//!   targets lower it so at least [`MIN_CONTRACTS`] contracts fit (never
+//!   below 1). The shape therefore does not change with the size: a
+//!   10x larger target has 10x the accounts, contracts and slots.
+//!
+//! Every account draws from its own stream (`(seed, EOA, i)`,
+//! `(seed, CONTRACT, i)`), so a record depends on the seed and its index
+//! only.
+
+use std::path::{Path, PathBuf};
+
+use ubt_spec::chunk::CHUNK_CODE_BYTES;
+
+use super::erc20::{erc20_entries, erc20_meta, write_erc20, ETHER};
+use super::meta::{ChainMeta, WorkloadMeta, FORMAT};
+use super::rng::GenRng;
+use super::sequential::{sequential_entries, sequential_meta, write_sequential};
+use super::write::LineWriter;
+use super::{tag, Progress, Stage, PROGRESS_EVERY};
+use crate::BenchError;
+
+/// Share of the random state's tree entries in EOAs.
+pub const EOA_SHARE: f64 = 0.2;
+/// Storage slots per contract entry the `min_slots` rule aims at.
+pub const SLOTS_PER_CONTRACT_ENTRY: f64 = 0.75;
+/// Pareto shape of slots per contract.
+pub const PARETO_ALPHA: f64 = 1.5;
+/// `max_slots = MAX_SLOTS_FACTOR * min_slots`.
+pub const MAX_SLOTS_FACTOR: u64 = 10;
+/// Contracts a small target still gets (by lowering `min_slots`).
+pub const MIN_CONTRACTS: u64 = 16;
+/// Shortest contract code in bytes.
+pub const CODE_LEN_MIN: u64 = 1024;
+/// Longest contract code in bytes, exclusive.
+pub const CODE_LEN_END: u64 = 2048;
+/// EOA balances are below this many ETH.
+pub const EOA_BALANCE_ETH: u128 = 1000;
+/// Contract balances are below this many ETH.
+pub const CONTRACT_BALANCE_ETH: u128 = 100;
+/// Nonces are below this.
+pub const NONCE_END: u64 = 1000;
+
+/// What [`gen_chain`] generates.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainParams {
+    /// The workload's name in `workload.json`.
+    pub name: String,
+    /// Tree entries to aim at, the token's included.
+    pub target_entries: u64,
+    /// The seed.
+    pub seed: u64,
+    /// The token's holders.
+    pub holders: u64,
+    /// Share of the random state's entries in EOAs ([`EOA_SHARE`]).
+    pub eoa_share: f64,
+    /// Pareto `x_min` of slots per contract; `None` for the rule in the
+    /// module documentation.
+    pub min_slots: Option<u64>,
+    /// Preset slots of the sequential-slot contract
+    /// ([`super::sequential`]); 0 leaves the contract out.
+    pub sequential_slots: u64,
+}
+
+/// Preset slots of the sequential-slot contract by default: enough for
+/// six 16.7M-gas load blocks (7,800 slots each) or one 100M-gas block.
+pub const DEFAULT_SEQUENTIAL_SLOTS: u64 = 50_000;
+
+impl ChainParams {
+    /// Parameters named `chain` with the default mix and `min_slots` rule.
+    pub fn new(target_entries: u64, seed: u64, holders: u64) -> Self {
+        ChainParams {
+            name: "chain".to_owned(),
+            target_entries,
+            seed,
+            holders,
+            eoa_share: EOA_SHARE,
+            min_slots: None,
+            sequential_slots: DEFAULT_SEQUENTIAL_SLOTS,
+        }
+    }
+}
+
+/// How the target is split ([`plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainPlan {
+    /// Entries of the token and its actors.
+    pub erc20_entries: u64,
+    /// Entries of the sequential-slot contract.
+    pub sequential_entries: u64,
+    /// Random EOAs.
+    pub eoas: u64,
+    /// Entries the random contracts fill.
+    pub contract_budget: u64,
+    /// Pareto `x_min` of slots per contract.
+    pub min_slots: u64,
+    /// Cap of slots per contract.
+    pub max_slots: u64,
+}
+
+/// Mean code chunks of a random contract (code length uniform in
+/// `[CODE_LEN_MIN, CODE_LEN_END)`).
+fn mean_code_chunks() -> f64 {
+    let total: u64 = (CODE_LEN_MIN..CODE_LEN_END)
+        .map(|len| len.div_ceil(CHUNK_CODE_BYTES as u64))
+        .sum();
+    total as f64 / (CODE_LEN_END - CODE_LEN_MIN) as f64
+}
+
+/// `E[min(X, cap)] / x_min` for `X ~ Pareto(alpha, x_min)` and
+/// `cap = MAX_SLOTS_FACTOR * x_min`.
+fn capped_pareto_mean_factor() -> f64 {
+    let c = MAX_SLOTS_FACTOR as f64;
+    1.0 + (1.0 - c.powf(1.0 - PARETO_ALPHA)) / (PARETO_ALPHA - 1.0)
+}
+
+/// The `min_slots` rule (module documentation) for a contract budget.
+pub fn min_slots_for(contract_budget: u64) -> u64 {
+    let overhead = 2.0 + mean_code_chunks();
+    let factor = capped_pareto_mean_factor();
+    let ratio = SLOTS_PER_CONTRACT_ENTRY / (1.0 - SLOTS_PER_CONTRACT_ENTRY);
+    let by_share = (ratio * overhead / factor).round();
+    let per_contract = contract_budget as f64 / MIN_CONTRACTS as f64;
+    let by_count = ((per_contract - overhead) / factor).floor();
+    by_share.min(by_count).max(1.0) as u64
+}
+
+/// How `params` splits its target.
+pub fn plan(params: &ChainParams) -> ChainPlan {
+    let erc20 = erc20_entries(params.holders);
+    let sequential = if params.sequential_slots > 0 {
+        sequential_entries(params.sequential_slots)
+    } else {
+        0
+    };
+    let rest = params.target_entries.saturating_sub(erc20 + sequential);
+    let eoas = (rest as f64 * params.eoa_share.clamp(0.0, 1.0) / 2.0).round() as u64;
+    let contract_budget = rest.saturating_sub(2 * eoas);
+    let min_slots = params
+        .min_slots
+        .unwrap_or_else(|| min_slots_for(contract_budget))
+        .max(1);
+    ChainPlan {
+        erc20_entries: erc20,
+        sequential_entries: sequential,
+        eoas,
+        contract_budget,
+        min_slots,
+        max_slots: MAX_SLOTS_FACTOR * min_slots,
+    }
+}
+
+/// What [`gen_chain`] wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainReport {
+    /// The workload directory.
+    pub dir: PathBuf,
+    /// Its `workload.json`.
+    pub meta: WorkloadMeta,
+    /// Size of `state.jsonl` in bytes.
+    pub state_bytes: u64,
+}
+
+/// Writes a chain-like workload into `dir`: `state.jsonl` (the token's
+/// records, then the EOAs, then each contract followed by its slots), an
+/// empty `blocks.jsonl` (the ERC20 blocks come from executing the token
+/// workloads over this state) and `workload.json` with the `erc20` and
+/// `chain` objects. The same parameters give byte-identical files.
+pub fn gen_chain(
+    dir: &Path,
+    params: &ChainParams,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ChainReport, BenchError> {
+    std::fs::create_dir_all(dir).map_err(|e| BenchError::io_at("create", dir, e))?;
+    let plan = plan(params);
+    let seed = params.seed;
+    let total = params.target_entries;
+    let erc20 = erc20_meta(seed, params.holders);
+    let mut out = LineWriter::create(&dir.join("state.jsonl"))?;
+    let mut entries = write_erc20(&mut out, &erc20, progress, total)?;
+    let sequential =
+        (params.sequential_slots > 0).then(|| sequential_meta(seed, params.sequential_slots));
+    if let Some(meta) = &sequential {
+        entries += write_sequential(&mut out, meta, progress, entries, total)?;
+    }
+
+    let mut next_report = entries + PROGRESS_EVERY;
+    let mut report = |entries: u64, progress: &mut dyn FnMut(Progress)| {
+        if entries >= next_report {
+            progress(Progress::new(Stage::State, entries, total));
+            next_report = entries + PROGRESS_EVERY;
+        }
+    };
+    for i in 0..plan.eoas {
+        let mut rng = GenRng::stream(seed, tag::EOA, i);
+        let address = rng.bytes20();
+        let balance = rng.below_u128(EOA_BALANCE_ETH * ETHER);
+        let nonce = rng.below(NONCE_END);
+        out.account(&address, nonce, balance, &[])?;
+        entries += 2;
+        report(entries, progress);
+    }
+
+    let (mut contracts, mut slots, mut code_chunks, mut contract_entries) = (0u64, 0u64, 0u64, 0);
+    let mut code = Vec::with_capacity(CODE_LEN_END as usize);
+    while contract_entries < plan.contract_budget {
+        let mut rng = GenRng::stream(seed, tag::CONTRACT, contracts);
+        let address = rng.bytes20();
+        let len = CODE_LEN_MIN + rng.below(CODE_LEN_END - CODE_LEN_MIN);
+        code.resize(len as usize, 0);
+        rng.fill(&mut code);
+        let balance = rng.below_u128(CONTRACT_BALANCE_ETH * ETHER);
+        let nonce = rng.below(NONCE_END);
+        let slot_count = rng.pareto(PARETO_ALPHA, plan.min_slots, plan.max_slots);
+        out.account(&address, nonce, balance, &code)?;
+        for _ in 0..slot_count {
+            let key = rng.bytes32();
+            let value = rng.nonzero_bytes32();
+            out.slot(&address, &key, &value)?;
+        }
+        let chunks = len.div_ceil(CHUNK_CODE_BYTES as u64);
+        contracts += 1;
+        slots += slot_count;
+        code_chunks += chunks;
+        contract_entries += 2 + chunks + slot_count;
+        entries += 2 + chunks + slot_count;
+        report(entries, progress);
+    }
+    let (state_records, state_bytes) = out.finish()?;
+    progress(Progress::new(Stage::State, entries, total));
+    LineWriter::create(&dir.join("blocks.jsonl"))?.finish()?;
+
+    let meta = WorkloadMeta {
+        format: FORMAT,
+        name: params.name.clone(),
+        mode: "accounts".to_owned(),
+        seed,
+        description: format!(
+            "chain-like state: {} EOAs, {contracts} contracts with {slots} slots \
+             (Pareto alpha {PARETO_ALPHA}, {}..={} per contract); \
+             ERC20 token with {} holders; sequential-slot contract with {} preset slots",
+            plan.eoas, plan.min_slots, plan.max_slots, params.holders, params.sequential_slots
+        ),
+        state_records,
+        blocks: 0,
+        tree_entries: Some(entries),
+        erc20: Some(erc20),
+        chain: Some(ChainMeta {
+            target_entries: params.target_entries,
+            eoa_share: params.eoa_share,
+            eoas: plan.eoas,
+            contracts,
+            slots,
+            code_chunks,
+            min_slots: plan.min_slots,
+            max_slots: plan.max_slots,
+            erc20_entries: plan.erc20_entries,
+            sequential_entries: plan.sequential_entries,
+        }),
+        sequential,
+    };
+    meta.write(dir)?;
+    Ok(ChainReport {
+        dir: dir.to_owned(),
+        meta,
+        state_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_min_slots_rule() {
+        // 3 * (2 + 50.05) / 2.3675 = 65.96.
+        assert_eq!(min_slots_for(800_000), 66);
+        assert_eq!(min_slots_for(100_000_000), 66);
+        // 16 contracts of (52 + 2.37 m) entries in 4,000: m = 83 -> rule 66;
+        // in 2,000: m = floor((125 - 52) / 2.37) = 30.
+        assert_eq!(min_slots_for(2_000), 30);
+        assert_eq!(min_slots_for(10), 1);
+    }
+
+    #[test]
+    fn the_plan_splits_the_target() {
+        let params = ChainParams::new(1_000_000, 1, 1_000);
+        let plan = plan(&params);
+        let rest = 1_000_000 - plan.erc20_entries - plan.sequential_entries;
+        assert_eq!(plan.eoas, (rest as f64 * 0.1).round() as u64);
+        assert_eq!(plan.contract_budget, rest - 2 * plan.eoas);
+        assert_eq!((plan.min_slots, plan.max_slots), (66, 660));
+        let tiny = super::plan(&ChainParams::new(10, 1, 100));
+        assert_eq!((tiny.eoas, tiny.contract_budget), (0, 0));
+    }
+}

@@ -1,0 +1,231 @@
+//! `ubt bench run`, `ubt bench sweep` and the default `ubt bench`.
+
+use std::path::{Path, PathBuf};
+
+use ubt_bench::gen::{gen_chain, ChainParams, WorkloadMeta};
+use ubt_bench::runner::geth::{default_source_dir, GethEngine};
+use ubt_bench::runner::kind::Workload;
+use ubt_bench::runner::{run as run_bench, PrefetchMode, RunConfig, RunEvent, RunOutcome};
+use ubt_evm::workloads::BlockShape;
+
+use crate::cli::{
+    DefaultBenchArgs, PeersArg, PrefetchArg, RunArgs, RunCommonArgs, ShapeArg, SweepArgs,
+};
+use crate::error::CliError;
+use crate::output;
+use crate::progress::PhaseBars;
+
+/// The command line as typed, for the report.
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let mut words = vec!["ubt".to_owned()];
+    words.extend(args.into_iter().skip(1));
+    words.join(" ")
+}
+
+fn peers(arg: PeersArg, group_depth: u8) -> Vec<GethEngine> {
+    let bintrie = GethEngine::BinTrie { group_depth };
+    match arg {
+        PeersArg::Geth => vec![bintrie, GethEngine::Mpt],
+        PeersArg::GethBintrie => vec![bintrie],
+        PeersArg::GethMpt => vec![GethEngine::Mpt],
+        PeersArg::None => Vec::new(),
+    }
+}
+
+fn prefetch(arg: PrefetchArg) -> PrefetchMode {
+    match arg {
+        PrefetchArg::Off => PrefetchMode::Off,
+        PrefetchArg::On => PrefetchMode::On,
+        PrefetchArg::Both => PrefetchMode::Both,
+    }
+}
+
+fn shape(arg: ShapeArg) -> BlockShape {
+    match arg {
+        ShapeArg::Gd => BlockShape::Gd,
+        ShapeArg::Mpt => BlockShape::Mpt,
+    }
+}
+
+/// Parses `1..8` (inclusive) or `1,3,5`.
+pub fn parse_group_depths(text: &str) -> Result<Vec<u8>, CliError> {
+    let bad = || {
+        CliError::Argument(format!(
+            "--group-depths {text:?}: expected a range like 1..8 or a list like 2,4,6 (each 1..=8)"
+        ))
+    };
+    let depths: Vec<u8> = if let Some((a, b)) = text.split_once("..") {
+        let a: u8 = a.trim().parse().map_err(|_| bad())?;
+        let b: u8 = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        (a..=b).collect()
+    } else {
+        text.split(',')
+            .map(|d| d.trim().parse::<u8>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?
+    };
+    if depths.is_empty() || depths.iter().any(|d| !(1..=8).contains(d)) {
+        return Err(bad());
+    }
+    Ok(depths)
+}
+
+fn config(
+    common: &RunCommonArgs,
+    group_depths: Vec<u8>,
+    prefetch_mode: PrefetchArg,
+    peers_arg: PeersArg,
+) -> Result<RunConfig, CliError> {
+    let workloads = match &common.workloads {
+        None => None,
+        Some(names) => Some(
+            names
+                .iter()
+                .map(|name| {
+                    name.parse::<Workload>()
+                        .map_err(|e| CliError::Argument(e.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    for state in &common.states {
+        if !Path::new(state).join("workload.json").is_file() {
+            return Err(CliError::Argument(format!(
+                "--state {state}: no workload.json there (make one with `ubt bench gen`)"
+            )));
+        }
+    }
+    Ok(RunConfig {
+        states: common.states.iter().map(PathBuf::from).collect(),
+        out_dir: PathBuf::from(&common.out),
+        workloads,
+        shape: shape(common.shape),
+        blocks: common.blocks,
+        runs: common.runs,
+        group_depths,
+        prefetch: prefetch(prefetch_mode),
+        peers: peers(peers_arg, common.geth_group_depth),
+        peer_source: common
+            .peer_source
+            .as_ref()
+            .map_or_else(default_source_dir, PathBuf::from),
+        warm: common.warm,
+        memory_budget_bytes: common.memory_mib.map(|mib| mib << 20),
+        command: command_line(),
+    })
+}
+
+fn execute(config: &RunConfig, bars: &mut PhaseBars) -> Result<RunOutcome, CliError> {
+    let outcome = run_bench(config, &mut |event| match event {
+        RunEvent::Phase { label, total } => bars.phase(&label, total),
+        RunEvent::Advance(n) => bars.advance(n),
+        RunEvent::Done => bars.done(),
+        RunEvent::Note(text) => bars.note(&text),
+    })?;
+    bars.done();
+    output::line(format_args!(
+        "{} runs now, {} resumed; metrics: {}",
+        outcome.runs_done,
+        outcome.runs_resumed,
+        outcome.metrics_path.display()
+    ))?;
+    output::line(format_args!(
+        "report: {}",
+        outcome.report.markdown.display()
+    ))?;
+    Ok(outcome)
+}
+
+/// Runs `ubt bench run`.
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let config = config(
+        &args.common,
+        vec![args.group_depth],
+        args.prefetch,
+        args.peers,
+    )?;
+    execute(&config, &mut PhaseBars::default()).map(|_| ())
+}
+
+/// Runs `ubt bench sweep`.
+pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
+    let depths = parse_group_depths(&args.group_depths)?;
+    let config = config(&args.common, depths, args.prefetch, args.peers)?;
+    execute(&config, &mut PhaseBars::default()).map(|_| ())
+}
+
+/// Runs the default `ubt bench`: generates the chain-like state once (kept
+/// in `<out>/state-chain-<entries>`), then runs the default workloads on
+/// ubt (both read variants) and the peers.
+pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
+    if args.entries < 200_000 {
+        return Err(CliError::Argument(
+            "--entries must be at least 200000 (the token and the sequential contract alone \
+             take about 190,000)"
+                .into(),
+        ));
+    }
+    let mut bars = PhaseBars::default();
+    let out = PathBuf::from(&args.out);
+    let state_dir = out.join(format!("state-chain-{}", args.entries));
+    let params = ChainParams::new(args.entries, 25519, 100_000);
+    let fresh = WorkloadMeta::read(&state_dir)
+        .map(|meta| {
+            meta.seed != params.seed
+                || meta.chain.map(|c| c.target_entries) != Some(args.entries)
+                || !state_dir.join("state.jsonl").is_file()
+        })
+        .unwrap_or(true);
+    if fresh {
+        bars.phase("generating the chain-like state", args.entries);
+        let mut last = 0;
+        gen_chain(&state_dir, &params, &mut |p| {
+            bars.advance(p.done.saturating_sub(last));
+            last = p.done;
+        })?;
+        bars.done();
+    }
+    let common = RunCommonArgs {
+        states: vec![state_dir.display().to_string()],
+        out: args.out.clone(),
+        workloads: None,
+        shape: ShapeArg::Gd,
+        blocks: args.blocks,
+        runs: args.runs,
+        warm: false,
+        memory_mib: None,
+        geth_group_depth: 5,
+        peer_source: None,
+    };
+    let config = config(
+        &common,
+        vec![ubt_engine::DEFAULT_GROUP_DEPTH],
+        PrefetchArg::Both,
+        args.peers,
+    )?;
+    execute(&config, &mut bars).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_depth_lists_and_ranges() {
+        assert_eq!(
+            parse_group_depths("1..8").unwrap(),
+            (1..=8).collect::<Vec<u8>>()
+        );
+        assert_eq!(parse_group_depths("2,4, 6").unwrap(), vec![2, 4, 6]);
+        for bad in ["0..3", "5..2", "9", "a", "", "1..9"] {
+            assert!(parse_group_depths(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+func cmdRun(c *command, stdout, stderr io.Writer) error {
+	w, err := readWorkload(c.workload)
+	if err != nil {
+		return err
+	}
+	f, err := openInput(w.blocksPath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+
+	s, _, err := openStore(c.db, &c.opts, w)
+	if err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			s.close()
+		}
+	}()
+	parent := s.head()
+	if parent == (common.Hash{}) {
+		parent = emptyRoot(c.opts.engine)
+	}
+	var ex blockExecutor
+	if w.Mode == modeRaw {
+		ex = &rawExec{s: s, opts: &c.opts, parent: parent}
+	} else {
+		ex = &statedbExec{s: s, parent: parent}
+	}
+	err = forEachLine(f, func(line []byte, n int) error {
+		b, err := parseBlock(line, w.Mode)
+		if err != nil {
+			return lineError(w.blocksPath(), n, "%v", err)
+		}
+		m, err := runBlock(c, w, s, ex, b, stderr)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, m)
+	})
+	if err != nil {
+		return err
+	}
+	closed = true
+	return s.close()
+}
+
+// runBlock executes one block and measures it.
+func runBlock(c *command, w *workloadInfo, s *store, ex blockExecutor, b *block, stderr io.Writer) (*blockMetrics, error) {
+	var ev0 flushEvidence
+	io0, miss0 := readProcIO(), pathdbMisses()
+
+	t0 := time.Now()
+	if err := ex.read(b); err != nil {
+		return nil, fmt.Errorf("block %d: state read: %w", b.number, err)
+	}
+	readTime := time.Since(t0)
+	t1 := time.Now()
+	root, err := ex.apply(b)
+	if err != nil {
+		return nil, fmt.Errorf("block %d: state hash: %w", b.number, err)
+	}
+	hashTime := time.Since(t1)
+	if c.verify { // outside the timed phases
+		ev0 = readFlushEvidence(s.dir)
+	}
+	t2 := time.Now()
+	if err := ex.commit(b); err != nil {
+		return nil, fmt.Errorf("block %d: commit: %w", b.number, err)
+	}
+	commitTime := time.Since(t2)
+	if c.verify {
+		if err := printJSON(stderr, newFlushReport(b.number, ev0, readFlushEvidence(s.dir))); err != nil {
+			return nil, err
+		}
+	}
+	io1, miss1 := readProcIO(), pathdbMisses()
+	if ex.root() != root {
+		return nil, fmt.Errorf("block %d: committed root %x differs from the hashed root %x", b.number, ex.root(), root)
+	}
+
+	ms := func(d time.Duration) float64 { return round(float64(d.Nanoseconds())/1e6, 3) }
+	total := readTime + hashTime + commitTime
+	accountsRead, slotsRead := counts(b.reads)
+	accountsWritten, slotsWritten := counts(b.writes)
+	m := &blockMetrics{
+		Engine:          c.opts.engineName(),
+		Variant:         c.opts.variant(),
+		Workload:        w.Name,
+		Run:             c.run,
+		Block:           b.number,
+		GasUsed:         b.gasUsed,
+		Txs:             b.txs,
+		AccountsRead:    accountsRead,
+		SlotsRead:       slotsRead,
+		SlotsWritten:    slotsWritten,
+		AccountsWritten: accountsWritten,
+		CacheMisses:     miss1 - miss0,
+		ExecutionMs:     0,
+		StateReadMs:     ms(readTime),
+		StateHashMs:     ms(hashTime),
+		CommitMs:        ms(commitTime),
+		TotalMs:         ms(total),
+		Root:            root.Hex(),
+	}
+	if total > 0 {
+		m.MgasPerS = round(float64(b.gasUsed)/(float64(total.Nanoseconds())/1e6)/1000, 3)
+	}
+	m.BytesRead, m.BytesWritten = ioDelta(io0, io1)
+	return m, nil
+}
