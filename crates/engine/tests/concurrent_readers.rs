@@ -12,9 +12,12 @@
 //! small memory budget makes most persists checkpoint, so readers run
 //! across checkpoints (bucket rewrites, cache evictions) too.
 //!
-//! 1,000 blocks by default; `UBT_LONG=1` runs 10,000, `UBT_READER_COMMITS=<n>`
-//! any number. Rerun with `UBT_SEED=<seed>` (printed at the start; thread
-//! interleavings differ between runs, the writes do not).
+//! Every second block persists its parent and every fifth commits the tip,
+//! each a synced WAL record (a durable commit). 1,000 blocks (700 durable
+//! commits) by default; `UBT_LONG=1` runs 15,000 blocks (10,500 durable
+//! commits), `UBT_READER_COMMITS=<n>` any number of blocks. Rerun with
+//! `UBT_SEED=<seed>` (printed at the start; thread interleavings differ
+//! between runs, the writes do not).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -286,7 +289,7 @@ fn eight_readers_see_exact_snapshots_while_the_writer_commits() {
     let blocks: u64 = std::env::var("UBT_READER_COMMITS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(if long { 10_000 } else { 1_000 });
+        .unwrap_or(if long { 15_000 } else { 1_000 });
     println!("seed {seed} (rerun with UBT_SEED={seed}), {READERS} readers, {blocks} blocks");
     let started = Instant::now();
     let dir: Arc<dyn StoreDir> = Arc::new(SimDir::new());
@@ -332,8 +335,10 @@ fn eight_readers_see_exact_snapshots_while_the_writer_commits() {
         .unwrap_or_else(|e| e.into_inner())
         .clear();
     println!(
-        "{blocks} blocks ({} persists, {} commits, {} checkpoints, {} reverts); {READERS} \
-         readers checked {} snapshots, {} reads, {} reads found their root reverted; {:.1} s",
+        "{blocks} blocks ({} durable commits: {} persists, {} commits; {} checkpoints, {} \
+         reverts); {READERS} readers checked {} snapshots, {} reads, {} reads found their root \
+         reverted; {:.1} s",
+        counts[0] + counts[1],
         counts[0],
         counts[1],
         counts[2],
@@ -349,6 +354,12 @@ fn eight_readers_see_exact_snapshots_while_the_writer_commits() {
         }
     }
     assert!(board.snapshots_checked.load(Ordering::Relaxed) >= READERS as u64);
+    if long {
+        assert!(
+            counts[0] + counts[1] >= 10_000,
+            "long mode: 10,000 durable commits"
+        );
+    }
     let report = db.verify().expect("verify");
     assert!(report.is_ok(), "{:?}", report.problems);
 }
