@@ -102,6 +102,15 @@ impl Store {
         data.advise_random();
         let meta_file = open_file(META_FILE)?;
         let wal_file = open_file(WAL_FILE)?;
+        // What recovery reads may be in the page cache only (written
+        // before a sync that failed): make it durable before building on
+        // it. Otherwise a checkpoint seen here but never durable could be
+        // trusted, the WAL holding its commits cut, and both lost at the
+        // next power loss.
+        for file in [&meta_file, &data, &wal_file] {
+            file.sync_data()
+                .map_err(StoreError::io("syncing the database files before recovery"))?;
+        }
         let data_len = data
             .len()
             .map_err(StoreError::io("reading the data file length"))?;
