@@ -879,8 +879,8 @@ fn device_line(probe: &DeviceProbe) -> String {
         f64::NAN
     };
     format!(
-        "Device (probed {} when this output directory's run started, {} random 4 KiB reads \
-         of a {} MiB file): \
+        "Device (probed {} in this output directory, {} random 4 KiB reads of a {} MiB \
+         file): \
          QD1 p50 {:.0} us; QD{} {:.0} reads/s ({}), i.e. {:.1} us = {:.4} ms per read. \
          A `ms/miss` near that figure means the engine's misses ran at the device's \
          queue-depth-{} limit; well above it, reads were issued one at a time or \
