@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cold::fadvise;
 use crate::error::BenchError;
@@ -105,7 +105,7 @@ impl Default for DeviceProbeOptions {
 }
 
 /// The device's limits as measured by [`probe`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceLimits {
     /// The scratch file that was read.
     pub path: PathBuf,

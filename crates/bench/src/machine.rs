@@ -59,3 +59,41 @@ impl MachineInfo {
         )
     }
 }
+
+/// The current time as `YYYY-MM-DD HH:MM UTC`, for reports.
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_from_unix(secs)
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DD HH:MM UTC` (proleptic
+/// Gregorian calendar).
+pub fn utc_from_unix(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (hour, minute) = ((secs % 86_400) / 3_600, (secs % 3_600) / 60);
+    // Civil date from days since 1970-01-01 (era-based conversion).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+}
+
+#[cfg(test)]
+mod utc_tests {
+    use super::utc_from_unix;
+
+    #[test]
+    fn known_instants() {
+        assert_eq!(utc_from_unix(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_from_unix(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc_from_unix(1_795_400_000), "2026-11-23 02:13 UTC");
+    }
+}

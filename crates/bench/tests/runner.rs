@@ -60,6 +60,7 @@ fn config(states: Vec<PathBuf>, out: &Path, workloads: Option<Vec<Workload>>) ->
         // cannot be dropped; the cold protocol has its own tests.
         warm: true,
         memory_budget_bytes: None,
+        device_probe: None,
         command: "test".into(),
     }
 }

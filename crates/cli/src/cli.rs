@@ -180,6 +180,11 @@ pub struct RunCommonArgs {
     /// Keep the page cache warm (no cold-cache protocol).
     #[arg(long)]
     pub warm: bool,
+    /// Skip the device probe at the start of the run (random 4 KiB reads at
+    /// QD1 and QD32 of a 1 GiB scratch file, a few seconds) that the report
+    /// sets per-miss times against.
+    #[arg(long)]
+    pub no_device: bool,
     /// ubt's memory budget in MiB (default: the store's).
     #[arg(long)]
     pub memory_mib: Option<usize>,

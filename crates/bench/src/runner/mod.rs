@@ -46,6 +46,7 @@ use self::db_cache::{fresh_copy, LoadMarker};
 use self::geth::GethEngine;
 use self::kind::Workload;
 use self::ubt_exec::RunLabel;
+use crate::device::DeviceLimits;
 use crate::gen::{read_codes, tree_entries, TreeEntries, WorkloadMeta};
 use crate::metrics::{read_metrics_file, BlockMetrics};
 use crate::report::{write_report, ReportOptions, WrittenReport};
@@ -101,6 +102,11 @@ pub struct RunConfig {
     pub warm: bool,
     /// ubt's cache budget; `None` keeps the default.
     pub memory_budget_bytes: Option<usize>,
+    /// Measure the device (O_DIRECT random 4 KiB reads at QD1 and QD32) at
+    /// the start of the run, so the report can set per-miss times against
+    /// the device's own limit; `None` skips it. A resumed run keeps the
+    /// figures of its first start (`device.json`).
+    pub device_probe: Option<crate::device::DeviceProbeOptions>,
     /// The command line, quoted in the report.
     pub command: String,
 }
@@ -407,6 +413,7 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
     std::fs::create_dir_all(&config.out_dir)
         .map_err(|e| BenchError::io_at("creating", &config.out_dir, e))?;
     let plans = plan_states(config)?;
+    let device = device_limits(config, events)?;
 
     // The peer, if wanted and possible.
     let mut peers = config.peers.clone();
@@ -631,7 +638,7 @@ pub fn run(config: &RunConfig, events: &mut dyn FnMut(RunEvent)) -> Result<RunOu
         );
     }
     let loads: Vec<LoadMarker> = loads.into_values().collect();
-    let report = write_run_report(config, &metrics, &loads, &notes)?;
+    let report = write_run_report(config, &metrics, &loads, device.as_ref(), &notes)?;
     Ok(RunOutcome {
         metrics_path,
         report,
@@ -816,18 +823,101 @@ fn load_all(
     Ok((markers, loaded_now))
 }
 
+/// Where the run's device figures are kept, so a resumed run reports the
+/// figures of its first start.
+const DEVICE_FILE: &str = "device.json";
+
+/// The device's limits: read back from a previous start of this run, or
+/// measured now in the output directory (the probe's scratch file is
+/// removed afterwards), or `None` when the configuration skips the probe.
+fn device_limits(
+    config: &RunConfig,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<Option<DeviceProbe>, BenchError> {
+    let path = config.out_dir.join(DEVICE_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(probe) = serde_json::from_str::<DeviceProbe>(&text) {
+            return Ok(Some(probe));
+        }
+    }
+    let Some(options) = &config.device_probe else {
+        return Ok(None);
+    };
+    events(RunEvent::Phase {
+        label: "probing the device (random 4 KiB reads at QD1 and QD32)".into(),
+        total: 0,
+    });
+    let limits = crate::device::probe(&config.out_dir, options);
+    let _ = std::fs::remove_file(config.out_dir.join(crate::device::PROBE_FILE_NAME));
+    let probe = DeviceProbe {
+        measured: crate::machine::utc_now(),
+        limits: limits?,
+    };
+    events(RunEvent::Done);
+    let text = serde_json::to_string_pretty(&probe).map_err(|e| BenchError::InvalidOptions {
+        what: format!("encoding the device figures: {e}"),
+    })?;
+    std::fs::write(&path, text).map_err(|e| BenchError::io_at("writing", &path, e))?;
+    Ok(Some(probe))
+}
+
+/// The device's figures and when they were taken (`device.json`).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct DeviceProbe {
+    /// When the probe ran (`YYYY-MM-DD HH:MM UTC`).
+    measured: String,
+    /// What it measured.
+    limits: DeviceLimits,
+}
+
+/// The report's line about the device.
+fn device_line(probe: &DeviceProbe) -> String {
+    let device = &probe.limits;
+    let qd32_us = if device.qd32_reads_per_s > 0.0 {
+        1e6 / device.qd32_reads_per_s
+    } else {
+        f64::NAN
+    };
+    format!(
+        "Device (probed {} in this output directory, {} random 4 KiB reads of a {} MiB \
+         file): \
+         QD1 p50 {:.0} us; QD{} {:.0} reads/s ({}), i.e. {:.1} us = {:.4} ms per read. \
+         A `ms/miss` near that figure means the engine's misses ran at the device's \
+         queue-depth-{} limit; well above it, reads were issued one at a time or \
+         the time went elsewhere.\n\n",
+        probe.measured,
+        if device.direct_io {
+            "O_DIRECT"
+        } else {
+            "buffered"
+        },
+        device.file_bytes >> 20,
+        device.qd1_latency_p50_us,
+        device.qd32_queue_depth,
+        device.qd32_reads_per_s,
+        device.qd32_backend,
+        qd32_us,
+        qd32_us / 1e3,
+        device.qd32_queue_depth,
+    )
+}
+
 /// The report of everything in the metrics file, with the loads, the
 /// machine and the command.
 fn write_run_report(
     config: &RunConfig,
     metrics: &[BlockMetrics],
     loads: &[LoadMarker],
+    device: Option<&DeviceProbe>,
     notes: &[String],
 ) -> Result<WrittenReport, BenchError> {
     let machine = crate::machine::MachineInfo::read();
     let mut setup = String::from("## Setup\n\n");
     setup.push_str(&format!("Command: `{}`\n\n", config.command));
     setup.push_str(&format!("Machine: {}\n\n", machine.summary()));
+    if let Some(device) = device {
+        setup.push_str(&device_line(device));
+    }
     setup.push_str(&format!(
         "Runs: {} measured after 1 warm-up, each from a fresh copy of the loaded database {}; \
          {} blocks of {} gas per run for EVM workloads.\n\n",

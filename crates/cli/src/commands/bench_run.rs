@@ -118,6 +118,7 @@ fn config(
             .map_or_else(default_source_dir, PathBuf::from),
         warm: common.warm,
         memory_budget_bytes: common.memory_mib.map(|mib| mib << 20),
+        device_probe: (!common.no_device).then(ubt_bench::device::DeviceProbeOptions::default),
         command: command_line(),
     })
 }
@@ -200,6 +201,7 @@ pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
         blocks: args.blocks,
         runs: args.runs,
         warm: false,
+        no_device: false,
         memory_mib: None,
         geth_group_depth: 5,
         peer_source: None,
