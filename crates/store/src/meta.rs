@@ -152,6 +152,10 @@ impl Meta {
         if !(1..=8).contains(&group_depth) {
             return Err(bad(format!("group depth {group_depth}")));
         }
+        if generation == u64::MAX {
+            // No checkpoint can follow it; never written by a real store.
+            return Err(bad("generation u64::MAX leaves no next generation".into()));
+        }
         if usize::from(slot_index) != slot || 2 * (generation % 2) != (slot & !1) as u64 {
             return Err(bad(format!(
                 "generation {generation} does not belong in slot {slot}"
@@ -247,7 +251,11 @@ pub fn choose(slots: &[SlotState; META_SLOTS]) -> Choice {
     // The pair the next generation would use: its first copy may be torn
     // by a crash (its second copy then still holds an older generation or
     // is blank); both damaged means synced data was lost.
-    let next = 2 * ((best.generation + 1) % 2) as usize;
+    debug_assert!(
+        best.generation < u64::MAX,
+        "decode rejects the last generation"
+    );
+    let next = 2 * (1 - (best.generation % 2)) as usize;
     if let (SlotState::Damaged(first), SlotState::Damaged(second)) =
         (&slots[next], &slots[next + 1])
     {
@@ -320,6 +328,31 @@ mod tests {
                 "flip at byte {at} undetected"
             );
         }
+    }
+
+    /// Found by the `meta_choice` fuzz target: a checksummed record of
+    /// generation u64::MAX made the choice overflow computing the next
+    /// generation's pair. It is now a damaged slot, like any record no
+    /// real store writes.
+    #[test]
+    fn the_last_generation_is_rejected_not_overflowed() {
+        let last = sample(u64::MAX);
+        let slot = last.slots()[0];
+        let bytes = last.encode(slot);
+        assert!(Meta::decode(&bytes, slot).is_err());
+        let mut file = vec![0u8; META_SLOTS * META_SLOT_BYTES];
+        file[slot * META_SLOT_BYTES..][..bytes.len()].copy_from_slice(&bytes);
+        let slots: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(&file, i));
+        assert!(matches!(slots[slot], SlotState::Damaged(_)));
+        assert!(matches!(choose(&slots), Choice::Lost(_)));
+        // The one before it still works, and its next pair is the other one.
+        let before = sample(u64::MAX - 1);
+        let mut file = vec![0u8; META_SLOTS * META_SLOT_BYTES];
+        let slot = before.slots()[0];
+        let bytes = before.encode(slot);
+        file[slot * META_SLOT_BYTES..][..bytes.len()].copy_from_slice(&bytes);
+        let slots: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(&file, i));
+        assert!(matches!(choose(&slots), Choice::Current(m, false) if m == before));
     }
 
     fn state(meta: &Meta, slot: usize) -> SlotState {
