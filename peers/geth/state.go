@@ -56,6 +56,18 @@ func parseStateLine(line []byte, mode string, scratch []member, rec *stateRecord
 		}
 		return nil, fmt.Errorf("missing %q", name)
 	}
+	// hashField decodes the string field name as a 32-byte hex value.
+	hashField := func(name string) (common.Hash, error) {
+		v, err := str(name)
+		if err != nil {
+			return common.Hash{}, err
+		}
+		h, err := decodeHash(v)
+		if err != nil {
+			return common.Hash{}, fmt.Errorf("%s: %v", name, err)
+		}
+		return h, nil
+	}
 	*rec = stateRecord{}
 	if v, ok := field("account"); ok {
 		if mode != modeAccounts {
@@ -101,21 +113,11 @@ func parseStateLine(line []byte, mode string, scratch []member, rec *stateRecord
 		if rec.addr, err = decodeAddress(v); err != nil {
 			return ms, fmt.Errorf("slot: %v", err)
 		}
-		k, err := str("key")
-		if err != nil {
+		if rec.key, err = hashField("key"); err != nil {
 			return ms, err
 		}
-		if rec.key, err = decodeHash(k); err != nil {
-			return ms, fmt.Errorf("key: %v", err)
-		}
-		val, err := str("value")
-		if err != nil {
-			return ms, err
-		}
-		if rec.value, err = decodeHash(val); err != nil {
-			return ms, fmt.Errorf("value: %v", err)
-		}
-		return ms, nil
+		rec.value, err = hashField("value")
+		return ms, err
 	}
 	if v, ok := field("raw"); ok {
 		if mode != modeRaw {
@@ -125,14 +127,8 @@ func parseStateLine(line []byte, mode string, scratch []member, rec *stateRecord
 		if rec.key, err = decodeHash(v); err != nil {
 			return ms, fmt.Errorf("raw: %v", err)
 		}
-		val, err := str("value")
-		if err != nil {
-			return ms, err
-		}
-		if rec.value, err = decodeHash(val); err != nil {
-			return ms, fmt.Errorf("value: %v", err)
-		}
-		return ms, nil
+		rec.value, err = hashField("value")
+		return ms, err
 	}
 	return ms, errors.New(`expected an "account", "slot" or "raw" record`)
 }
