@@ -22,3 +22,13 @@ pub fn line(text: impl Display) -> Result<(), CliError> {
 pub fn note(text: impl Display) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
+
+/// Writes `value` as pretty JSON to the file at `path`.
+pub fn write_json(path: &str, value: &impl serde::Serialize) -> Result<(), CliError> {
+    let failed = |reason: String| CliError::Write {
+        target: path.to_owned(),
+        reason,
+    };
+    let json = serde_json::to_string_pretty(value).map_err(|e| failed(e.to_string()))?;
+    std::fs::write(path, json).map_err(|e| failed(e.to_string()))
+}

@@ -38,14 +38,7 @@ pub fn run(args: &StoreBenchArgs) -> Result<(), CliError> {
         ));
     })?;
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).map_err(|e| CliError::Write {
-            target: path.clone(),
-            reason: e.to_string(),
-        })?;
-        std::fs::write(path, json).map_err(|e| CliError::Write {
-            target: path.clone(),
-            reason: e.to_string(),
-        })?;
+        output::write_json(path, &report)?;
     }
     output::line(format_args!("{}", to_markdown(&report)))
 }
