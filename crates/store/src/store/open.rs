@@ -14,6 +14,7 @@ use std::sync::Arc;
 use super::read::block_location;
 use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
 use crate::alloc::{BlockAllocator, PageBlocks};
+use crate::bucket::BUCKET_PREFIX_MAX;
 use crate::cache::BucketCache;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{Extent, BLOCK_BYTES};
@@ -405,15 +406,18 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
         for (pending, bytes) in level.iter().zip(pages) {
             let bytes = bytes.map_err(StoreError::io("reading trie pages"))?;
             let location = block_location(&pending.at);
-            if pending.prefix.len() + usize::from(g) > crate::bucket::BUCKET_PREFIX_MAX + 1 {
+            // A page hangs below an internal node, and an internal node's
+            // children are at most a bucket prefix deep.
+            if pending.prefix.len() >= BUCKET_PREFIX_MAX {
                 return Err(StoreError::corrupted(
                     Structure::TriePage,
                     location,
-                    "page too deep",
+                    "page below the deepest possible internal node",
                 ));
             }
             let decoded = page::decode(&bytes, g, &pending.prefix, pending.at.crc, &location)?;
-            add_page(&mut nodes, &mut buckets, pending, &decoded, g, &mut next);
+            add_page(&mut nodes, &mut buckets, pending, &decoded, g, &mut next)
+                .map_err(|detail| StoreError::corrupted(Structure::TriePage, location, detail))?;
         }
         level = next;
     }
@@ -441,7 +445,7 @@ fn add_page(
     decoded: &page::DecodedPage,
     g: u8,
     next: &mut Vec<PendingPage>,
-) {
+) -> std::result::Result<(), &'static str> {
     let base_depth = pending.prefix.len();
     // Node id of each slot of this page (entries come in slot order, so a
     // parent is always created before its children).
@@ -449,11 +453,16 @@ fn add_page(
     for &(rel, index, entry) in &decoded.entries {
         let id = nodes.len() as NodeId;
         let depth = base_depth + rel;
+        // Buckets are at most BUCKET_PREFIX_MAX bits deep, so internal
+        // nodes at most one bit less.
+        if depth > BUCKET_PREFIX_MAX || (!entry.leaf && depth >= BUCKET_PREFIX_MAX) {
+            return Err("a node deeper than the deepest bucket prefix");
+        }
         let mut prefix = pending.prefix;
         for bit in (0..rel).rev() {
             prefix = prefix
                 .child(((index >> bit) & 1) as u8)
-                .unwrap_or_else(|| unreachable!("depth checked against the bucket prefix limit"));
+                .ok_or("a node deeper than a stem")?;
         }
         let parent = if rel == 1 {
             pending.node
@@ -497,6 +506,7 @@ fn add_page(
             page,
         });
     }
+    Ok(())
 }
 
 /// Marks every block the checkpoint uses: buckets own whole blocks, pages
