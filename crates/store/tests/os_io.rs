@@ -380,3 +380,217 @@ fn measure_random_4k_reads() {
         let _ = std::fs::remove_dir_all(&path);
     }
 }
+
+/// The database file names, as the store names them.
+const DATABASE_FILES: [&str; 3] = ["ubt.wal", "ubt.meta", "ubt.data"];
+
+/// Runs `f` on another thread and fails the test if it has not returned
+/// within ten seconds (an open of a FIFO must not block).
+fn promptly<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(f());
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap_or_else(|_| panic!("{what} did not return within 10 s"))
+}
+
+/// Asserts that `result` is the refusal of a file that is not a regular
+/// file: `InvalidInput`, naming the path and saying `why`.
+fn assert_refused<T: std::fmt::Debug>(result: io::Result<T>, path: &Path, why: &str) {
+    let error = result.expect_err("the open must be refused");
+    assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{error}");
+    let message = error.to_string();
+    assert!(
+        message.contains(&path.display().to_string()),
+        "{message:?} names {}",
+        path.display()
+    );
+    assert!(message.contains(why), "{message:?} says {why:?}");
+    assert!(
+        message.contains("database files must be regular files"),
+        "{message:?}"
+    );
+}
+
+#[test]
+fn symlinked_database_files_are_refused_and_the_target_untouched() {
+    let tmp = TempDir::new("symlink");
+    let dir = OsDir::open(&tmp.path().join("db"), true, ReadBackendChoice::Auto).unwrap();
+    let victim = tmp.path().join("victim");
+    let victim_bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7) as u8).collect();
+    std::fs::write(&victim, &victim_bytes).unwrap();
+    for name in DATABASE_FILES {
+        let link = dir.path().join(name);
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(dir.exists(name).unwrap(), "{name}: the link is an entry");
+        for create in [false, true] {
+            assert_refused(dir.open_file(name, create), &link, "is a symbolic link");
+        }
+        assert_refused(dir.open_file_read_only(name), &link, "is a symbolic link");
+        assert_eq!(std::fs::read(&victim).unwrap(), victim_bytes, "{name}");
+        std::fs::remove_file(&link).unwrap();
+
+        // A dangling link is refused too, and its target never created.
+        let missing = tmp.path().join("missing");
+        std::os::unix::fs::symlink(&missing, &link).unwrap();
+        for create in [false, true] {
+            assert_refused(dir.open_file(name, create), &link, "is a symbolic link");
+        }
+        assert_refused(dir.open_file_read_only(name), &link, "is a symbolic link");
+        assert!(!missing.exists(), "{name}: the link's target was created");
+        std::fs::remove_file(&link).unwrap();
+    }
+}
+
+#[test]
+fn a_fifo_or_a_directory_is_refused_promptly() {
+    let tmp = TempDir::new("fifo");
+    let dir = Arc::new(OsDir::open(tmp.path(), true, ReadBackendChoice::Auto).unwrap());
+    let fifo = dir.path().join("ubt.wal");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success(), "mkfifo {}: {status}", fifo.display());
+    for create in [false, true] {
+        let dir = Arc::clone(&dir);
+        let result = promptly("opening a FIFO", move || {
+            dir.open_file("ubt.wal", create).map(|_| ())
+        });
+        assert_refused(result, &fifo, "is not a regular file");
+    }
+    let reader = Arc::clone(&dir);
+    let result = promptly("opening a FIFO read-only", move || {
+        reader.open_file_read_only("ubt.wal").map(|_| ())
+    });
+    assert_refused(result, &fifo, "is not a regular file");
+
+    let sub = dir.path().join("ubt.data");
+    std::fs::create_dir(&sub).unwrap();
+    for create in [false, true] {
+        assert_refused(
+            dir.open_file("ubt.data", create).map(|_| ()),
+            &sub,
+            "is not a regular file",
+        );
+    }
+    assert_refused(
+        dir.open_file_read_only("ubt.data").map(|_| ()),
+        &sub,
+        "is not a regular file",
+    );
+}
+
+#[test]
+fn database_path_rules() {
+    for create in [false, true] {
+        let error = OsDir::open(Path::new(""), create, ReadBackendChoice::Auto).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{error}");
+        assert!(error.to_string().contains("empty database path"), "{error}");
+    }
+
+    // A dangling symbolic link: a clear error, and nothing created.
+    let tmp = TempDir::new("dangling");
+    std::fs::create_dir_all(tmp.path()).unwrap();
+    let target = tmp.path().join("target");
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    for create in [false, true] {
+        let error = OsDir::open(&link, create, ReadBackendChoice::Auto).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("{} is a dangling symbolic link", link.display())),
+            "{message}"
+        );
+        if !create {
+            assert_eq!(error.kind(), io::ErrorKind::NotFound, "{message}");
+        }
+        assert!(!target.exists(), "the link's target was created");
+    }
+
+    // A link to a real directory is the user's choice: allowed.
+    std::fs::create_dir(&target).unwrap();
+    let dir = OsDir::open(&link, false, ReadBackendChoice::Auto).unwrap();
+    drop(dir.open_file("ubt.wal", true).unwrap());
+    assert!(target.join("ubt.wal").is_file());
+    let dir = OsDir::open(&link, true, ReadBackendChoice::Auto).unwrap();
+    assert!(dir.exists("ubt.wal").unwrap());
+}
+
+#[test]
+fn read_only_files_read_and_refuse_every_change() {
+    for choice in BACKENDS {
+        let (tmp, dir, writer, content) = setup("read-only", choice);
+        drop(writer);
+        let path = tmp.path().join("data");
+        let before = std::fs::metadata(&path).unwrap();
+        let file = dir.open_file_read_only("data").unwrap();
+        assert_eq!(file.read_backend(), dir.read_backend());
+        assert_eq!(file.len().unwrap(), FILE_LEN as u64);
+        let mut buf = vec![0u8; 4096];
+        file.read_exact_at(&mut buf, 12_345).unwrap();
+        assert_eq!(buf, content[12_345..12_345 + 4096]);
+        let requests = random_requests(&mut Rng(3), 500, FILE_LEN);
+        for (request, result) in requests.iter().zip(file.read_batch(&requests)) {
+            assert_eq!(result.unwrap(), expected(&content, *request));
+        }
+
+        let refusals = [
+            ("write", file.write_all_at(b"x", 0)),
+            (
+                "write past the end",
+                file.write_all_at(b"x", FILE_LEN as u64),
+            ),
+            ("set_len shrinking", file.set_len(0)),
+            ("set_len growing", file.set_len(FILE_LEN as u64 * 2)),
+            ("sync_data", file.sync_data()),
+        ];
+        for (what, result) in refusals {
+            let error = result.expect_err(what);
+            assert_eq!(
+                error.kind(),
+                io::ErrorKind::PermissionDenied,
+                "{what}: {error}"
+            );
+            assert!(
+                error.to_string().contains("opened read-only"),
+                "{what}: {error}"
+            );
+            assert!(
+                error.to_string().contains(&path.display().to_string()),
+                "{what}: {error}"
+            );
+        }
+        let after = std::fs::metadata(&path).unwrap();
+        assert_eq!(after.len(), FILE_LEN as u64);
+        assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), content);
+
+        // Never creates.
+        let error = dir.open_file_read_only("absent").unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
+        assert!(!dir.exists("absent").unwrap());
+        for bad in ["", ".", "..", "a/b"] {
+            let error = dir.open_file_read_only(bad).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::InvalidInput, "{bad:?}");
+        }
+    }
+}
+
+#[test]
+fn read_only_open_needs_no_write_permission() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = TempDir::new("mode");
+    let dir = OsDir::open(tmp.path(), true, ReadBackendChoice::ThreadPool).unwrap();
+    let file = dir.open_file("data", true).unwrap();
+    file.write_all_at(b"read me", 0).unwrap();
+    drop(file);
+    let path = tmp.path().join("data");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let file = dir.open_file_read_only("data").unwrap();
+    let mut buf = [0u8; 7];
+    file.read_exact_at(&mut buf, 0).unwrap();
+    assert_eq!(&buf, b"read me");
+}

@@ -5,12 +5,34 @@
 //!
 //! * [`StoreFile`]: positioned reads and writes, `sync_data`, `set_len`,
 //!   and batched reads that an implementation may issue concurrently.
-//! * [`StoreDir`]: the directory holding a database's files.
+//! * [`StoreDir`]: the directory holding a database's files: opening them
+//!   (read and write, or read-only), listing, directory syncs, and the
+//!   directory's locks.
 //!
 //! [`os`] implements them on real files, with batched reads through
 //! io_uring where the kernel allows it and a pool of `pread` threads
 //! otherwise ([`ReadBackendKind`], chosen when the directory is opened).
 //! This module (with its children) is the only place allowed `unsafe`.
+//!
+//! # Locks
+//!
+//! A directory has a readers-writer lock, taken without waiting:
+//! [`StoreDir::lock_exclusive`] for the one writer (refused while any other
+//! handle holds either lock), [`StoreDir::lock_shared`] for read-only opens
+//! (any number of them, refused while a writer holds the directory). A
+//! lock lasts as long as its guard ([`DirLock`]). On real files it is a
+//! `flock` on the directory itself, not on a lock file that could be
+//! deleted or replaced under its holder, and it needs no write access
+//! ([`os`] explains why).
+//!
+//! # Database files are regular files
+//!
+//! [`StoreDir::open_file`] and [`StoreDir::open_file_read_only`] open only
+//! regular files: on real files a symbolic link is never followed
+//! (`O_NOFOLLOW`) and a directory, FIFO, socket or device is refused (an
+//! open never blocks on a FIFO), with `InvalidInput` errors naming the
+//! path. Read-only files refuse every write, `set_len` and sync, so a
+//! read-only open cannot change a byte and works on read-only media.
 
 pub mod os;
 mod pread_pool;
@@ -128,10 +150,16 @@ pub trait StoreFile: Send + Sync + Debug {
 
 /// The directory holding one database's files.
 pub trait StoreDir: Send + Sync + Debug {
-    /// Opens `name`, creating it (empty) if `create` is set and it is missing.
+    /// Opens `name` for reading and writing, creating it (empty) if
+    /// `create` is set and it is missing. Refuses anything but a regular
+    /// file (a symbolic link is not followed) with `InvalidInput`.
     fn open_file(&self, name: &str, create: bool) -> io::Result<Arc<dyn StoreFile>>;
 
-    /// Whether `name` exists.
+    /// Opens `name` for reading only (never creates, never writes): for
+    /// read-only opens of a database, which must work on read-only media.
+    fn open_file_read_only(&self, name: &str) -> io::Result<Arc<dyn StoreFile>>;
+
+    /// Whether the directory has an entry `name`.
     fn exists(&self, name: &str) -> io::Result<bool>;
 
     /// The names of the entries in the directory.
@@ -141,13 +169,20 @@ pub trait StoreDir: Send + Sync + Debug {
     fn sync_dir(&self) -> io::Result<()>;
 
     /// Takes the exclusive writer lock for this directory; fails with
-    /// `WouldBlock` if another handle holds it. The lock is released when
-    /// the returned guard is dropped.
+    /// `WouldBlock` if another handle holds the exclusive or a shared lock
+    /// (two locks of one process conflict like those of two processes).
+    /// The lock is released when the returned guard is dropped.
     fn lock_exclusive(&self) -> io::Result<Box<dyn DirLock>>;
+
+    /// Takes a shared lock on the directory: any number of shared holders,
+    /// none while an exclusive holder exists. Fails with `WouldBlock` if a
+    /// writer holds the exclusive lock. Released when the guard drops.
+    fn lock_shared(&self) -> io::Result<Box<dyn DirLock>>;
 
     /// A human-readable location for error messages.
     fn describe(&self) -> String;
 }
 
-/// Holds a directory's writer lock while alive.
+/// Holds a directory's lock (the writer's exclusive lock or a read-only
+/// open's shared lock) while alive.
 pub trait DirLock: Send + Sync + Debug {}

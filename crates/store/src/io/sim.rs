@@ -25,15 +25,42 @@
 //! `len` (and so `is_empty`), `open_file`, `exists` and `sync_dir` is one
 //! **operation** and takes the next index of a counter shared by the whole
 //! directory, starting at 0 ([`SimDir::op_count`] is the number taken so
-//! far, i.e. the index of the next operation). Batched reads use the
+//! far, i.e. the index of the next operation). `open_file_read_only` is
+//! an operation like `open_file`, and reads of a read-only file are
+//! operations exactly like reads of a read-write one. Batched reads use the
 //! trait's default implementation: one operation per request. Failed
-//! operations take an index too. `lock_exclusive`, `describe`,
-//! `read_backend` and the test helpers of [`SimDir`] are not operations and
-//! never fail by injection.
+//! operations take an index too. `lock_exclusive`, `lock_shared`,
+//! `describe`, `read_backend`, the test helpers of [`SimDir`], and the
+//! writes, `set_len` calls and syncs that a read-only file refuses (see
+//! below) are not operations and never fail by injection.
 //!
 //! Operations that change something (creations, writes, `set_len`, syncs,
 //! directory syncs) and succeed are recorded in an event log
 //! ([`SimDir::events`]) so that tests can enumerate crash points.
+//!
+//! # Locks, read-only files and read-only media
+//!
+//! The directory has a readers-writer lock like a real one:
+//! `lock_exclusive` is refused (`WouldBlock`) while any shared or exclusive
+//! guard of the directory (or of a clone of its handle) is alive,
+//! `lock_shared` while an exclusive one is.
+//!
+//! A file opened with `open_file_read_only` refuses `write_all_at`,
+//! `set_len` and `sync_data` with `PermissionDenied`, changing nothing,
+//! recording nothing and taking no operation index (a real read-only file
+//! refuses them before any system call); its reads and lengths behave
+//! exactly like those of a read-write file, fault injection included.
+//!
+//! [`SimDir::set_read_only_media`] makes the disk read-only, as a
+//! read-only mount: every write, `set_len`, `sync_data`, `sync_dir`, file
+//! creation and read-write open of an existing file fails with `EROFS`
+//! (each still one operation, crashes and injected faults taking
+//! precedence), while reads, lengths, listings and read-only opens keep
+//! working. [`SimDir::mutating_op_count`] counts every call that would
+//! change the disk (writes, `set_len`, syncs, directory syncs, and
+//! `open_file` with `create`), whether it succeeded, failed or was refused,
+//! so that a test can prove that a read-only open never even tried to
+//! write.
 //!
 //! # Crashes
 //!
@@ -254,7 +281,14 @@ struct Disk {
     persistent_from: Option<u64>,
     /// First operation index of a full disk ([`FaultKind::DiskFull`]).
     full_from: Option<u64>,
-    locked: bool,
+    /// Whether an exclusive lock guard is alive.
+    exclusive: bool,
+    /// How many shared lock guards are alive.
+    shared: usize,
+    /// Every mutating call fails with `EROFS` ([`SimDir::set_read_only_media`]).
+    read_only_media: bool,
+    /// Mutating calls so far ([`SimDir::mutating_op_count`]).
+    mutating_calls: u64,
 }
 
 impl Disk {
@@ -269,7 +303,10 @@ impl Disk {
             faults: BTreeMap::new(),
             persistent_from: None,
             full_from: None,
-            locked: false,
+            exclusive: false,
+            shared: 0,
+            read_only_media: false,
+            mutating_calls: 0,
         }
     }
 
@@ -303,6 +340,19 @@ impl Disk {
             Some(FaultKind::Enospc) => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
             None => Ok(index),
         }
+    }
+
+    /// Counts a call that would change the disk ([`SimDir::mutating_op_count`]).
+    fn count_mutating(&mut self) {
+        self.mutating_calls += 1;
+    }
+
+    /// Fails with `EROFS` if the media is read-only.
+    fn check_writable_media(&self) -> io::Result<()> {
+        if self.read_only_media {
+            return Err(io::Error::from_raw_os_error(libc::EROFS));
+        }
+        Ok(())
     }
 
     fn record(&mut self, index: u64, file: Option<usize>, kind: SimEventKind) {
@@ -361,6 +411,7 @@ impl fmt::Debug for SimDir {
             .field("id", &self.id)
             .field("files", &disk.names.keys().collect::<Vec<_>>())
             .field("ops", &disk.ops)
+            .field("read_only_media", &disk.read_only_media)
             .finish()
     }
 }
@@ -392,6 +443,28 @@ impl SimDir {
     /// operation will take (see the [module docs](self)).
     pub fn op_count(&self) -> u64 {
         self.lock().ops
+    }
+
+    /// The number of calls so far that would change the disk: every
+    /// `write_all_at`, `set_len` and `sync_data` of any file (read-only
+    /// ones included), every `sync_dir` and every `open_file` with
+    /// `create` set, whether it succeeded, failed (crash, injected fault,
+    /// read-only media) or was refused by a read-only file. Not an
+    /// operation. A test proves that nothing tried to write between two
+    /// points by comparing this count.
+    pub fn mutating_op_count(&self) -> u64 {
+        self.lock().mutating_calls
+    }
+
+    /// Makes the media read-only (`true`) or writable again (`false`): see
+    /// the [module docs](self). Not an operation.
+    pub fn set_read_only_media(&self, read_only: bool) {
+        self.lock().read_only_media = read_only;
+    }
+
+    /// Whether the media is read-only ([`SimDir::set_read_only_media`]).
+    pub fn read_only_media(&self) -> bool {
+        self.lock().read_only_media
     }
 
     /// Every successful creation, write, `set_len`, sync and directory sync
@@ -450,7 +523,8 @@ impl SimDir {
     /// [`CrashMode::KeepUnsynced`]; the same
     /// state, mode and seed always give the same image). The new directory
     /// has no pending operations, every name durable, an operation counter
-    /// at 0, no events, faults, crash point or lock.
+    /// and a mutating-call count at 0, no events, faults, crash point or
+    /// lock, and writable media.
     pub fn crash_image(&self, mode: CrashMode, seed: u64) -> SimDir {
         let disk = self.lock();
         let mut rng = SplitMix64(seed);
@@ -563,12 +637,58 @@ impl SimDir {
     }
 }
 
+impl SimDir {
+    /// Takes the directory's lock, shared or exclusive (not an operation).
+    fn take_lock(&self, shared: bool) -> io::Result<Box<dyn DirLock>> {
+        let mut disk = self.lock();
+        if disk.exclusive || (!shared && disk.shared > 0) {
+            let holder = if disk.exclusive {
+                "a writer"
+            } else {
+                "a read-only handle"
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("sim:{} is locked by {holder}", self.id),
+            ));
+        }
+        if shared {
+            disk.shared += 1;
+        } else {
+            disk.exclusive = true;
+        }
+        Ok(Box::new(SimLock {
+            disk: Arc::clone(&self.disk),
+            dir_id: self.id,
+            shared,
+        }))
+    }
+
+    fn file_handle(&self, name: &str, index: usize, read_only: bool) -> Arc<dyn StoreFile> {
+        Arc::new(SimFile {
+            disk: Arc::clone(&self.disk),
+            dir_id: self.id,
+            name: name.to_owned(),
+            index,
+            read_only,
+        })
+    }
+}
+
 impl StoreDir for SimDir {
     fn open_file(&self, name: &str, create: bool) -> io::Result<Arc<dyn StoreFile>> {
         let mut disk = self.lock();
+        if create {
+            disk.count_mutating();
+        }
         let op = disk.begin_op()?;
-        let index = match disk.names.get(name) {
-            Some(&index) => index,
+        let existing = disk.names.get(name).copied();
+        if existing.is_some() || create {
+            // A read-write open (or a creation) on read-only media.
+            disk.check_writable_media()?;
+        }
+        let index = match existing {
+            Some(index) => index,
             None if create => {
                 let index = disk.add_file(
                     name,
@@ -582,12 +702,16 @@ impl StoreDir for SimDir {
             }
             None => return Err(not_found(name)),
         };
-        Ok(Arc::new(SimFile {
-            disk: Arc::clone(&self.disk),
-            dir_id: self.id,
-            name: name.to_owned(),
-            index,
-        }))
+        Ok(self.file_handle(name, index, false))
+    }
+
+    fn open_file_read_only(&self, name: &str) -> io::Result<Arc<dyn StoreFile>> {
+        let mut disk = self.lock();
+        disk.begin_op()?;
+        match disk.names.get(name) {
+            Some(&index) => Ok(self.file_handle(name, index, true)),
+            None => Err(not_found(name)),
+        }
     }
 
     fn exists(&self, name: &str) -> io::Result<bool> {
@@ -604,7 +728,9 @@ impl StoreDir for SimDir {
 
     fn sync_dir(&self) -> io::Result<()> {
         let mut disk = self.lock();
+        disk.count_mutating();
         let op = disk.begin_op()?;
+        disk.check_writable_media()?;
         for file in &mut disk.files {
             file.name_durable = true;
         }
@@ -613,18 +739,11 @@ impl StoreDir for SimDir {
     }
 
     fn lock_exclusive(&self) -> io::Result<Box<dyn DirLock>> {
-        let mut disk = self.lock();
-        if disk.locked {
-            return Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!("sim:{} is locked by another handle", self.id),
-            ));
-        }
-        disk.locked = true;
-        Ok(Box::new(SimLock {
-            disk: Arc::clone(&self.disk),
-            dir_id: self.id,
-        }))
+        self.take_lock(false)
+    }
+
+    fn lock_shared(&self) -> io::Result<Box<dyn DirLock>> {
+        self.take_lock(true)
     }
 
     fn describe(&self) -> String {
@@ -632,45 +751,74 @@ impl StoreDir for SimDir {
     }
 }
 
-/// The writer lock of a [`SimDir`]; released on drop.
+/// A lock of a [`SimDir`] (the writer's exclusive one or a shared one);
+/// released on drop.
 struct SimLock {
     disk: Arc<Mutex<Disk>>,
     dir_id: u64,
+    shared: bool,
 }
 
 impl fmt::Debug for SimLock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SimLock(sim:{})", self.dir_id)
+        let kind = if self.shared { "shared" } else { "exclusive" };
+        write!(f, "SimLock(sim:{}, {kind})", self.dir_id)
     }
 }
 
 impl Drop for SimLock {
     fn drop(&mut self) {
-        lock_disk(&self.disk).locked = false;
+        let mut disk = lock_disk(&self.disk);
+        if self.shared {
+            disk.shared -= 1;
+        } else {
+            disk.exclusive = false;
+        }
     }
 }
 
 impl DirLock for SimLock {}
 
 /// An open file of a [`SimDir`], implementing [`StoreFile`]. Obtained from
-/// [`StoreDir::open_file`]; every method call is one operation of the
-/// directory.
+/// [`StoreDir::open_file`] or [`StoreDir::open_file_read_only`]; every
+/// method call is one operation of the directory, except the writes,
+/// `set_len` calls and syncs a read-only file refuses.
 pub struct SimFile {
     disk: Arc<Mutex<Disk>>,
     dir_id: u64,
     name: String,
     index: usize,
+    read_only: bool,
 }
 
 impl fmt::Debug for SimFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SimFile(sim:{}/{})", self.dir_id, self.name)
+        let mode = if self.read_only { ", read-only" } else { "" };
+        write!(f, "SimFile(sim:{}/{}{mode})", self.dir_id, self.name)
     }
 }
 
 impl SimFile {
     fn lock(&self) -> MutexGuard<'_, Disk> {
         lock_disk(&self.disk)
+    }
+
+    /// Locks the disk for a call that would change it: counts the call
+    /// and refuses it (no operation index, no effect) if the file was
+    /// opened read-only.
+    fn lock_for_mutation(&self, what: &str) -> io::Result<MutexGuard<'_, Disk>> {
+        let mut disk = self.lock();
+        disk.count_mutating();
+        if self.read_only {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{what} simulated file {:?}: the file was opened read-only",
+                    self.name
+                ),
+            ));
+        }
+        Ok(disk)
     }
 }
 
@@ -700,8 +848,9 @@ impl StoreFile for SimFile {
     }
 
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        let mut disk = self.lock();
+        let mut disk = self.lock_for_mutation("write to")?;
         let op = disk.begin_allocating_op()?;
+        disk.check_writable_media()?;
         checked_end(offset, buf.len())?;
         let file = &mut disk.files[self.index];
         if !buf.is_empty() {
@@ -720,21 +869,23 @@ impl StoreFile for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        let mut disk = self.lock();
+        let mut disk = self.lock_for_mutation("sync")?;
         let op = disk.begin_op()?;
+        disk.check_writable_media()?;
         disk.files[self.index].sync();
         disk.record(op, Some(self.index), SimEventKind::Sync);
         Ok(())
     }
 
     fn set_len(&self, len: u64) -> io::Result<()> {
-        let mut disk = self.lock();
+        let mut disk = self.lock_for_mutation("set the length of")?;
         let grows = len > disk.files[self.index].live.len() as u64;
         let op = if grows {
             disk.begin_allocating_op()?
         } else {
             disk.begin_op()?
         };
+        disk.check_writable_media()?;
         checked_end(len, 0)?;
         let file = &mut disk.files[self.index];
         file.live.resize(len as usize, 0);
@@ -759,3 +910,6 @@ mod tests;
 
 #[cfg(test)]
 mod fault_tests;
+
+#[cfg(test)]
+mod read_only_tests;
