@@ -58,6 +58,9 @@ pub use ubt_store::{
 };
 use ubt_store::{Snapshot, Store};
 
+/// The most writes one [`Db::apply`] block may hold (~16.7 M).
+pub const MAX_BLOCK_WRITES: usize = ubt_store::wal::LAYER_OPS_MAX;
+
 /// Result alias of the engine.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -107,6 +110,21 @@ impl Db {
         Ok(Db::wrap(Store::open_path(path.as_ref(), options)?))
     }
 
+    /// Opens the database in directory `path` for reading only: a shared
+    /// lock (any number of read-only handles, in any processes, at once;
+    /// none while a writer has it open, and no writer while one is open),
+    /// every file opened read-only, nothing written, not even by recovery
+    /// (the WAL is replayed in memory). Works on read-only media. Writes
+    /// fail with [`Error::ReadOnly`].
+    pub fn open_read_only(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let options = Options {
+            read_only: true,
+            create_if_missing: false,
+            ..options
+        };
+        Ok(Db::wrap(Store::open_path(path.as_ref(), options)?))
+    }
+
     /// Opens the database in any [`StoreDir`] (for example a simulated disk).
     pub fn open_dir(dir: Arc<dyn StoreDir>, options: Options) -> Result<Db> {
         Ok(Db::wrap(Store::open(dir, options)?))
@@ -147,7 +165,12 @@ impl Db {
     }
 
     /// Applies a block's writes (in order; later writes to a key win) as a
-    /// new layer and returns its root. Nothing reaches the disk.
+    /// new layer and returns its root. Nothing reaches the disk. A block
+    /// holds at most [`MAX_BLOCK_WRITES`] writes (one WAL record must hold
+    /// it; larger: [`Error::BlockTooLarge`], use [`Db::apply_bulk`]). The
+    /// layer keeps the block's writes until persisted and every touched
+    /// key's previous value while it is within the revert window (about
+    /// 200 bytes per write), on top of the memory budget.
     pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
         self.shared.write().apply(writes)
     }
@@ -161,6 +184,25 @@ impl Db {
     /// Makes every layer durable and returns the root.
     pub fn commit(&mut self) -> Result<Hash> {
         self.shared.write().commit()
+    }
+
+    /// One block of any size, its writes sorted by key (equal keys: the
+    /// last wins), made durable atomically by a checkpoint instead of a WAL
+    /// record, in memory bounded by the budget: changed buckets beyond
+    /// half the budget are staged copy-on-write into free blocks that no
+    /// checkpoint refers to until the block's own. Returns the new root.
+    ///
+    /// Unpersisted layers are committed first. The block cannot be
+    /// reverted, ends the revert window, and voids readers at older roots
+    /// ([`Error::SnapshotReverted`]). If it fails, the state on disk is the
+    /// one before it; the handle refuses reads and writes until reopened.
+    /// For blocks larger than [`Db::apply`] accepts, or whenever memory
+    /// matters more than revertibility (loads, imports).
+    pub fn apply_bulk(
+        &mut self,
+        sorted_writes: impl IntoIterator<Item = (B256, B256)>,
+    ) -> Result<Hash> {
+        self.shared.write().apply_bulk(sorted_writes)
     }
 
     /// [`Db::apply`] then [`Db::commit`]: one durable block.

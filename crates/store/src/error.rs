@@ -112,6 +112,33 @@ pub enum StoreError {
     /// A bulk build was asked to write into a directory that holds a database.
     #[error("{0} already holds a database")]
     AlreadyExists(String),
+    /// A block has more writes than one WAL record can hold.
+    #[error(
+        "a block of {writes} writes is larger than the most one block may hold ({max}); \
+         apply it with a bulk apply, which commits through a checkpoint"
+    )]
+    BlockTooLarge {
+        /// Writes in the block (or keys a revert must restore).
+        writes: u64,
+        /// The most a block may hold.
+        max: u64,
+    },
+    /// A WAL record would exceed the most replay accepts (the writer never
+    /// asks for one; this guards the encoder).
+    #[error("a WAL record of {bytes} bytes exceeds the limit of {max} bytes")]
+    RecordTooLarge {
+        /// Bytes the record would take.
+        bytes: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// The database path, or a file in it, is not what a database can be
+    /// (a symbolic link, not a regular file, a dangling link, empty).
+    #[error("{0}")]
+    InvalidPath(String),
+    /// The database was opened read-only.
+    #[error("the database at {0} is open read-only")]
+    ReadOnly(String),
 }
 
 /// Result alias for the store.

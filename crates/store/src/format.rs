@@ -6,7 +6,7 @@
 pub const BLOCK_BYTES: usize = 4096;
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 
 /// Tag byte of a bucket.
 pub const TAG_BUCKET: u8 = 0xb1;

@@ -11,12 +11,17 @@
 //! generation is a checkpoint that never completed (fall back, correctly);
 //! and a pair with both copies damaged means the disk lost synced data
 //! (report it rather than silently fall back to an older checkpoint).
+//! Once any generation >= 1 exists every slot has been written, so a slot
+//! that reads back blank (zeros, or cut away by a truncation) counts as
+//! damaged. The one case the meta file alone cannot tell, generation 1
+//! lost while generation 0 survives, is caught by the WAL, whose header
+//! names the checkpoint it follows ([`crate::wal`]).
 //!
 //! ```text
 //! off  len   field (little-endian), slot = one 4 KiB block
 //! 0    4     CRC-32C of bytes [4, 4096)
 //! 4    8     magic "UBT-META"
-//! 12   2     format version (1)
+//! 12   2     format version (2)
 //! 14   1     group depth G
 //! 15   1     slot index (2 * (generation % 2) + copy)
 //! 16   8     generation (checkpoints since creation; also the WAL epoch)
@@ -233,6 +238,18 @@ pub enum Choice {
 /// Chooses the current checkpoint from the four slots (see the module
 /// documentation).
 pub fn choose(slots: &[SlotState; META_SLOTS]) -> Choice {
+    let newest = slots.iter().filter_map(SlotState::generation).max();
+    // Creation writes generation 0 to slots 0 and 1, the first checkpoint
+    // generation 1 to slots 2 and 3: once a generation >= 1 exists, every
+    // slot was written, and one that reads back blank (zeros, or cut away
+    // by a truncation) is damage, not a slot never written.
+    let blank_is_damage = newest.is_some_and(|g| g >= 1);
+    let slots: [SlotState; META_SLOTS] = std::array::from_fn(|i| match &slots[i] {
+        SlotState::Blank if blank_is_damage => SlotState::Damaged(format!(
+            "ubt.meta slot {i} is blank (zeros or missing) although checkpoints wrote it"
+        )),
+        other => other.clone(),
+    });
     let damaged = slots.iter().any(|s| matches!(s, SlotState::Damaged(_)));
     let Some(best) = slots
         .iter()
@@ -347,16 +364,49 @@ mod tests {
         assert!(matches!(choose(&slots), Choice::Lost(_)));
         // The one before it still works, and its next pair is the other one.
         let before = sample(u64::MAX - 1);
+        let older = sample(u64::MAX - 2);
         let mut file = vec![0u8; META_SLOTS * META_SLOT_BYTES];
-        let slot = before.slots()[0];
-        let bytes = before.encode(slot);
-        file[slot * META_SLOT_BYTES..][..bytes.len()].copy_from_slice(&bytes);
+        for meta in [older, before] {
+            for slot in meta.slots() {
+                let bytes = meta.encode(slot);
+                file[slot * META_SLOT_BYTES..][..bytes.len()].copy_from_slice(&bytes);
+            }
+        }
         let slots: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(&file, i));
         assert!(matches!(choose(&slots), Choice::Current(m, false) if m == before));
     }
 
     fn state(meta: &Meta, slot: usize) -> SlotState {
         SlotState::Valid(Meta::decode(&meta.encode(slot), slot).unwrap())
+    }
+
+    /// The adversarial review: both copies of the newest generation read
+    /// back as zeros (or were truncated away) and the open silently fell
+    /// back to the generation before, losing its commits.
+    #[test]
+    fn blank_copies_of_a_written_generation_are_damage_not_absence() {
+        let (g4, g5) = (sample(4), sample(5));
+        let blank = || SlotState::Blank;
+        // Generation 5 zeroed in both copies: lost, not a fall back to 4.
+        let slots = [state(&g4, 0), state(&g4, 1), blank(), blank()];
+        assert!(matches!(choose(&slots), Choice::Lost(_)));
+        // One copy zeroed: still generation 5, flagged damaged.
+        let slots = [state(&g4, 0), state(&g4, 1), state(&g5, 2), blank()];
+        assert!(matches!(choose(&slots), Choice::Current(m, true) if m.generation == 5));
+        // The meta file cut after slot 1: slots 2 and 3 (generation 5) read
+        // as missing, which is the loss of generation 5, not its absence.
+        let mut file = g4.encode(0);
+        file.extend_from_slice(&g4.encode(1));
+        let cut: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(&file, i));
+        assert!(matches!(cut[2], SlotState::Blank));
+        assert!(matches!(choose(&cut), Choice::Lost(_)));
+        // Generation 0 with slots 2 and 3 never written is a new database.
+        let g0 = sample(0);
+        let slots = [state(&g0, 0), state(&g0, 1), blank(), blank()];
+        assert!(matches!(choose(&slots), Choice::Current(m, false) if m.generation == 0));
+        let file = g0.encode(0);
+        let read: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(&file, i));
+        assert!(matches!(choose(&read), Choice::Current(m, false) if m.generation == 0));
     }
 
     #[test]

@@ -7,6 +7,10 @@ use crate::io::ReadBackendChoice;
 /// holds a dense group of 6 levels (126 hashes).
 pub const DEFAULT_GROUP_DEPTH: u8 = 6;
 
+/// The largest `wal_bytes_max`: the WAL is checkpointed before it holds
+/// more than one record's worth of bytes ([`crate::wal::RECORD_BYTES_MAX`]).
+pub const WAL_BYTES_MAX: u64 = crate::wal::RECORD_BYTES_MAX as u64;
+
 /// When commits reach the disk.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SyncMode {
@@ -39,11 +43,18 @@ pub struct Options {
     pub create_if_missing: bool,
     /// Which batched-read backend to use.
     pub read_backend: ReadBackendChoice,
-    /// WAL size that triggers a checkpoint, in bytes.
+    /// WAL size that triggers a checkpoint, in bytes (at most
+    /// [`WAL_BYTES_MAX`]).
     pub wal_bytes_max: u64,
     /// How many of the latest persisted blocks can be reverted (their
     /// reverse diffs are kept in memory and on disk).
     pub revert_depth: usize,
+    /// Open for reading only: a shared lock (any number of read-only
+    /// handles at once, none beside a writer), every file opened
+    /// read-only, nothing written, not even by recovery (the WAL is
+    /// replayed in memory). Writes fail with
+    /// [`StoreError::ReadOnly`]; `create_if_missing` is ignored.
+    pub read_only: bool,
 }
 
 impl Default for Options {
@@ -56,6 +67,7 @@ impl Default for Options {
             read_backend: ReadBackendChoice::Auto,
             wal_bytes_max: 256 << 20,
             revert_depth: 128,
+            read_only: false,
         }
     }
 }
@@ -70,10 +82,11 @@ impl Options {
                 )));
             }
         }
-        if self.wal_bytes_max == 0 {
-            return Err(StoreError::InvalidOptions(
-                "wal_bytes_max must be positive".into(),
-            ));
+        if self.wal_bytes_max == 0 || self.wal_bytes_max > WAL_BYTES_MAX {
+            return Err(StoreError::InvalidOptions(format!(
+                "wal_bytes_max must be between 1 and {WAL_BYTES_MAX} bytes, not {}",
+                self.wal_bytes_max
+            )));
         }
         Ok(())
     }

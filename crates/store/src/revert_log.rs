@@ -13,7 +13,7 @@
 //! off  len  field
 //! 0    4    CRC-32C of bytes [4, encoded length)
 //! 4    1    tag 0xb3
-//! 5    1    format version (1)
+//! 5    1    format version (2)
 //! 6    2    zero
 //! 8    4    encoded length
 //! 12   4    layer count

@@ -1,13 +1,32 @@
 //! The write-ahead log: one record per commit, holding the commit's writes
-//! and the root they produce. A commit is acknowledged once its record is
-//! written and (in [`crate::SyncMode::Always`]) synced; buckets and pages
-//! reach the data file later, at a checkpoint.
+//! and the root they produce, after a header that names the checkpoint the
+//! log follows and witnesses how far it reached. A commit is acknowledged
+//! once its record is written and (in [`crate::SyncMode::Always`]) synced;
+//! buckets and pages reach the data file later, at a checkpoint.
 //!
 //! ```text
+//! ubt.wal
+//! 0     512   header mark, slot 0
+//! 512   512   header mark, slot 1
+//! 1024  ...   records, back to back
+//!
+//! header mark (slot = its commit sequence number % 2)
 //! off  len   field (little-endian)
+//! 0    4     CRC-32C of bytes [4, 512)
+//! 4    8     magic "UBTWMARK"
+//! 12   2     format version
+//! 14   1     slot index
+//! 15   1     zero
+//! 16   8     epoch: the generation of the checkpoint the log follows
+//! 24   8     base: that checkpoint's commit sequence number
+//! 32   8     the last commit written with this mark (base at a restart)
+//! 40   8     the byte offset just past that commit's record
+//! 48   464   zeros
+//!
+//! record
 //! 0    4     CRC-32C of bytes [4, record length)
 //! 4    4     magic "UBTW"
-//! 8    4     record length in bytes
+//! 8    4     record length in bytes (at most RECORD_BYTES_MAX)
 //! 12   4     flags: bit 0 set when the writer syncs every record
 //! 16   8     epoch: the generation of the checkpoint this record follows
 //! 24   8     commit sequence number
@@ -23,14 +42,38 @@
 //!              32*d deleted keys (a revert restoring absence)
 //! ```
 //!
-//! After a checkpoint the log restarts at offset 0 with the new epoch.
-//! Replay reads records from offset 0 while each is intact, carries the
-//! current epoch and the next sequence number; the first record that does
-//! not is the end of the log (a torn tail, or a record of an older epoch).
-//! A record is written only after the one before it was synced (when the
+//! **Restart.** After a checkpoint is durable the log restarts: a mark
+//! (new epoch, base = the checkpoint's commit, last = base) is written and
+//! synced, and records start again at offset 1024. Database creation
+//! writes the first mark before the meta file exists.
+//!
+//! **The witness.** In [`crate::SyncMode::Always`] every commit writes its
+//! record and then the mark of its own sequence number (slot `seq % 2`,
+//! so the previous commit's mark is never overwritten), and one
+//! `fdatasync` makes both durable. A commit starts only after the
+//! previous one's sync returned, so if the newest intact mark names commit
+//! `h`, every record up to `h - 1` was durable: replay that stops before
+//! `h - 1` found a log damaged or cut short, not torn, and reports it
+//! ([`Wal::replay`]). Only the commit in flight (`h`) can be missing
+//! without an error. In [`crate::SyncMode::Never`] marks are written only
+//! at restarts (an unsynced mark could outlive the records it names).
+//!
+//! **The epoch.** A mark of an epoch newer than the newest intact meta
+//! record means that checkpoint's meta record was lost; a mark one epoch
+//! older means the checkpoint completed and the log was not restarted yet
+//! (its records are already in the checkpoint); anything older is damage.
+//!
+//! Replay reads one record at a time from offset 1024 while each is
+//! intact, carries the current epoch and the next sequence number. A
+//! record is written only after the one before it was synced (when the
 //! sync flag is set), so an intact synced record of the same epoch found
 //! after the end means the log was damaged, not torn: replay reports it
-//! ([`Wal::replay`]) instead of dropping the commits after the damage.
+//! instead of dropping the commits after the damage.
+//!
+//! Every record the writer emits is one replay accepts: [`encode`] refuses
+//! a record longer than [`RECORD_BYTES_MAX`], and the store never asks for
+//! one (a block holds at most [`LAYER_OPS_MAX`] writes; a persist of many
+//! blocks is split into several records at block boundaries).
 
 use std::sync::Arc;
 
@@ -42,11 +85,99 @@ use crate::format::{checksum, Reader};
 use crate::io::StoreFile;
 
 const MAGIC: &[u8; 4] = b"UBTW";
+const MARK_MAGIC: &[u8; 8] = b"UBTWMARK";
 const HEADER_BYTES: usize = 68;
 const LAYER_HEADER_BYTES: usize = 52;
 const FLAG_SYNCED: u32 = 1;
-/// Largest record replay accepts (a commit of ~16 M writes).
+/// Bytes of one header mark.
+pub const MARK_BYTES: usize = 512;
+/// Where records start: after the two header marks.
+pub const RECORDS_START: u64 = 2 * MARK_BYTES as u64;
+/// Largest record: what replay accepts and what [`encode`] writes.
 pub const RECORD_BYTES_MAX: usize = 1 << 30;
+/// Most writes in one layer (block): a record of that layer alone is at
+/// most [`RECORD_BYTES_MAX`] bytes (~16.7 M writes).
+pub const LAYER_OPS_MAX: usize = (RECORD_BYTES_MAX - HEADER_BYTES - LAYER_HEADER_BYTES) / 64;
+/// Bytes read at a time when scanning the log past its end.
+const SCAN_CHUNK_BYTES: usize = 8 << 20;
+
+/// A header mark: which checkpoint the log follows and the last commit
+/// written with it (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// Generation of the checkpoint the log follows.
+    pub epoch: u64,
+    /// That checkpoint's commit sequence number.
+    pub base_seq: u64,
+    /// The last commit written with this mark (`base_seq` at a restart).
+    pub seq: u64,
+    /// The offset just past that commit's record ([`RECORDS_START`] at a
+    /// restart).
+    pub end: u64,
+}
+
+impl Mark {
+    /// The slot this mark goes to.
+    pub fn slot(&self) -> usize {
+        (self.seq % 2) as usize
+    }
+
+    /// The 512 bytes of the mark.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(MARK_BYTES);
+        out.extend_from_slice(&[0u8; 4]);
+        out.extend_from_slice(MARK_MAGIC);
+        out.extend_from_slice(&crate::format::FORMAT_VERSION.to_le_bytes());
+        out.push(self.slot() as u8);
+        out.push(0);
+        for field in [self.epoch, self.base_seq, self.seq, self.end] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+        out.resize(MARK_BYTES, 0);
+        let crc = checksum(&out[4..]);
+        out[..4].copy_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Decodes the mark in slot `slot`; `None` unless intact and canonical.
+    pub fn decode(bytes: &[u8], slot: usize) -> Option<Mark> {
+        if bytes.len() != MARK_BYTES {
+            return None;
+        }
+        let mut r = Reader::new(bytes);
+        let stored = r.u32()?;
+        if checksum(&bytes[4..]) != stored || r.take(8)? != MARK_MAGIC {
+            return None;
+        }
+        if r.u16()? != crate::format::FORMAT_VERSION || usize::from(r.u8()?) != slot || r.u8()? != 0
+        {
+            return None;
+        }
+        let mark = Mark {
+            epoch: r.u64()?,
+            base_seq: r.u64()?,
+            seq: r.u64()?,
+            end: r.u64()?,
+        };
+        let canonical = mark.slot() == slot
+            && mark.seq >= mark.base_seq
+            && mark.end >= RECORDS_START
+            && bytes[r.position()..].iter().all(|b| *b == 0);
+        canonical.then_some(mark)
+    }
+
+    /// The newest intact mark of a log whose first bytes are `header`
+    /// (shorter if the file is): the highest epoch, then sequence number.
+    pub fn newest(header: &[u8]) -> Option<Mark> {
+        (0..2)
+            .filter_map(|slot| {
+                header
+                    .get(slot * MARK_BYTES..(slot + 1) * MARK_BYTES)
+                    .and_then(|bytes| Mark::decode(bytes, slot))
+            })
+            .max_by_key(|m| (m.epoch, m.seq))
+    }
+}
 
 /// One layer (block) of a WAL record: its writes, in order, and the root
 /// they produce. A `None` value deletes the key (only reverts do).
@@ -81,19 +212,44 @@ pub struct WalRecord {
 impl WalRecord {
     /// Bytes of the encoded record.
     pub fn encoded_len(&self) -> usize {
-        HEADER_BYTES + self.layers.iter().map(layer_bytes).sum::<usize>()
+        record_len(&self.layers)
     }
 }
 
 fn layer_bytes(layer: &WalLayer) -> usize {
-    let deletes = layer.ops.iter().filter(|(_, v)| v.is_none()).count();
-    LAYER_HEADER_BYTES + 64 * (layer.ops.len() - deletes) + 32 * deletes
+    layer_len(&layer.ops)
+}
+
+/// Bytes of a record holding `layers`.
+pub fn record_len(layers: &[WalLayer]) -> usize {
+    HEADER_BYTES + layers.iter().map(layer_bytes).sum::<usize>()
+}
+
+/// Bytes a record holding just a layer of `ops` writes adds (its share of
+/// a record; for splitting a persist into records).
+pub fn layer_len(ops: &[(B256, Option<B256>)]) -> usize {
+    let deletes = ops.iter().filter(|(_, v)| v.is_none()).count();
+    LAYER_HEADER_BYTES + 64 * (ops.len() - deletes) + 32 * deletes
 }
 
 /// Encodes a record of `layers` (each layer's sets are written before its
-/// deletes; a layer never both sets and deletes one key).
-pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, layers: &[WalLayer]) -> Vec<u8> {
-    let len = HEADER_BYTES + layers.iter().map(layer_bytes).sum::<usize>();
+/// deletes; a layer never both sets and deletes one key). Fails with
+/// [`StoreError::RecordTooLarge`] if the record would exceed
+/// [`RECORD_BYTES_MAX`], the most [`decode`] accepts.
+pub fn encode(
+    synced: bool,
+    epoch: u64,
+    seq: u64,
+    root: &Hash,
+    layers: &[WalLayer],
+) -> Result<Vec<u8>> {
+    let len = record_len(layers);
+    if len > RECORD_BYTES_MAX {
+        return Err(StoreError::RecordTooLarge {
+            bytes: len as u64,
+            max: RECORD_BYTES_MAX as u64,
+        });
+    }
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&[0u8; 4]);
     out.extend_from_slice(MAGIC);
@@ -128,7 +284,7 @@ pub fn encode(synced: bool, epoch: u64, seq: u64, root: &Hash, layers: &[WalLaye
     debug_assert_eq!(out.len(), len);
     let crc = checksum(&out[4..]);
     out[..4].copy_from_slice(&crc.to_le_bytes());
-    out
+    Ok(out)
 }
 
 /// Decodes the record at the start of `bytes`; `None` if it is not an
@@ -201,6 +357,17 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
     })
 }
 
+/// What replay found: the end of the log, and how the header stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayEnd {
+    /// Offset just past the last replayed record (where the next goes).
+    pub end: u64,
+    /// The log still follows the previous checkpoint (it completed, but
+    /// the log was not restarted): nothing was replayed, and a writer must
+    /// restart the log before its first commit.
+    pub restart_pending: bool,
+}
+
 /// Appends records to `ubt.wal`.
 #[derive(Debug)]
 pub struct Wal {
@@ -208,12 +375,33 @@ pub struct Wal {
     /// Where the next record goes.
     end: u64,
     epoch: u64,
+    base_seq: u64,
+    /// The log still follows the previous checkpoint: the first append
+    /// restarts it (so that opening never needs to write).
+    restart_pending: bool,
 }
 
 impl Wal {
-    /// A log for `epoch` whose next record goes at `end`.
-    pub fn new(file: Arc<dyn StoreFile>, epoch: u64, end: u64) -> Self {
-        Wal { file, end, epoch }
+    /// A log for `epoch` (after the checkpoint of commit `base_seq`) whose
+    /// next record goes at `end`.
+    pub fn new(file: Arc<dyn StoreFile>, epoch: u64, base_seq: u64, end: u64) -> Self {
+        debug_assert!(end >= RECORDS_START);
+        Wal {
+            file,
+            end,
+            epoch,
+            base_seq,
+            restart_pending: false,
+        }
+    }
+
+    /// A log found still following the previous checkpoint: its first
+    /// append restarts it for `epoch` first.
+    pub fn pending_restart(file: Arc<dyn StoreFile>, epoch: u64, base_seq: u64) -> Self {
+        Wal {
+            restart_pending: true,
+            ..Wal::new(file, epoch, base_seq, RECORDS_START)
+        }
     }
 
     /// The current epoch.
@@ -223,93 +411,229 @@ impl Wal {
 
     /// Bytes of records in the current epoch.
     pub fn len(&self) -> u64 {
-        self.end
+        self.end - RECORDS_START
     }
 
     /// Whether the current epoch has no records.
     pub fn is_empty(&self) -> bool {
-        self.end == 0
+        self.end == RECORDS_START
     }
 
-    /// Writes a record (already encoded) and syncs it if `sync`.
-    pub fn append(&mut self, record: &[u8], sync: bool) -> Result<()> {
+    /// Writes a record (already encoded) of commit `seq`; if `sync`, then
+    /// the header mark witnessing it, and syncs both.
+    pub fn append(&mut self, seq: u64, record: &[u8], sync: bool) -> Result<()> {
+        debug_assert!(record.len() <= RECORD_BYTES_MAX);
+        if self.restart_pending {
+            self.restart(self.epoch, self.base_seq)?;
+        }
         self.file
             .write_all_at(record, self.end)
             .map_err(StoreError::io("writing the WAL"))?;
+        let end = self.end + record.len() as u64;
         if sync {
+            let mark = Mark {
+                epoch: self.epoch,
+                base_seq: self.base_seq,
+                seq,
+                end,
+            };
+            self.file
+                .write_all_at(&mark.encode(), (mark.slot() * MARK_BYTES) as u64)
+                .map_err(StoreError::io("writing the WAL header"))?;
             self.file
                 .sync_data()
                 .map_err(StoreError::io("syncing the WAL"))?;
         }
-        self.end += record.len() as u64;
+        self.end = end;
         Ok(())
     }
 
-    /// Starts a new epoch at offset 0 (after a durable checkpoint).
-    pub fn restart(&mut self, epoch: u64) {
+    /// Starts epoch `epoch` after the durable checkpoint of commit
+    /// `base_seq`: writes and syncs its mark; records start again at
+    /// [`RECORDS_START`].
+    pub fn restart(&mut self, epoch: u64, base_seq: u64) -> Result<()> {
+        write_restart_mark(self.file.as_ref(), epoch, base_seq)?;
+        self.restart_pending = false;
         self.epoch = epoch;
-        self.end = 0;
+        self.base_seq = base_seq;
+        self.end = RECORDS_START;
+        Ok(())
     }
 
-    /// Reads the records of `epoch` from the start, expecting sequence
-    /// numbers `first_seq`, `first_seq + 1`, ...; returns them and the
-    /// offset just past the last one. Fails with `Corrupted` if a record of
-    /// a newer epoch starts the log (the checkpoint it follows was lost),
-    /// or if an intact synced record of this epoch lies past the end (the
-    /// log was damaged in the middle).
+    /// Replays the log after the checkpoint of generation `generation`
+    /// (which holds commits up to `base_seq`), calling `each` with every
+    /// record of that epoch in order, one at a time. Fails with
+    /// `Corrupted` when the log cannot be a log this checkpoint left behind
+    /// with at most its last commit torn: no intact header mark; a mark of
+    /// a newer epoch (that checkpoint's meta record was lost) or of an
+    /// epoch before the previous one; a mark whose base is not the
+    /// checkpoint's; a mark witnessing a commit more than one past the
+    /// last intact record (records lost or cut away); an intact synced
+    /// record of this epoch after the end (damage in the middle).
     pub fn replay(
-        file: &Arc<dyn StoreFile>,
-        epoch: u64,
-        first_seq: u64,
-    ) -> Result<(Vec<WalRecord>, u64)> {
+        file: &dyn StoreFile,
+        generation: u64,
+        base_seq: u64,
+        mut each: impl FnMut(WalRecord) -> Result<()>,
+    ) -> Result<ReplayEnd> {
         let len = file
             .len()
             .map_err(StoreError::io("reading the WAL length"))?;
-        let mut bytes = vec![0u8; len as usize];
-        file.read_exact_at(&mut bytes, 0)
-            .map_err(StoreError::io("reading the WAL"))?;
-        let mut records = Vec::new();
-        let mut at = 0usize;
-        let mut seq = first_seq;
-        while let Some(record) = decode(&bytes[at..]) {
-            if at == 0 && record.epoch > epoch {
-                return Err(StoreError::corrupted(
-                    Structure::Wal,
-                    "ubt.wal offset 0",
+        let mut header = vec![0u8; (len.min(RECORDS_START)) as usize];
+        file.read_exact_at(&mut header, 0)
+            .map_err(StoreError::io("reading the WAL header"))?;
+        let bad = |location: String, detail: String| {
+            StoreError::corrupted(Structure::Wal, location, detail)
+        };
+        let Some(mark) = Mark::newest(&header) else {
+            return Err(bad(
+                "ubt.wal header".into(),
+                format!(
+                    "no intact header mark in the first {RECORDS_START} bytes (the file has {len}): \
+                     the log was truncated, zeroed or overwritten"
+                ),
+            ));
+        };
+        if mark.epoch > generation {
+            return Err(bad(
+                "ubt.wal header".into(),
+                format!(
+                    "the log follows checkpoint generation {}, newer than the newest intact meta \
+                     record ({generation}): that checkpoint's meta record was lost",
+                    mark.epoch
+                ),
+            ));
+        }
+        if mark.epoch < generation {
+            if mark.epoch + 1 != generation {
+                return Err(bad(
+                    "ubt.wal header".into(),
                     format!(
-                        "the log follows checkpoint generation {}, newer than the newest intact \
-                         meta record ({epoch}): that checkpoint's meta record was lost",
-                        record.epoch
+                        "the log follows checkpoint generation {}, but the database is at \
+                         generation {generation}",
+                        mark.epoch
                     ),
                 ));
             }
-            if record.epoch != epoch || record.seq != seq {
+            return Ok(ReplayEnd {
+                end: RECORDS_START,
+                restart_pending: true,
+            });
+        }
+        if mark.base_seq != base_seq {
+            return Err(bad(
+                "ubt.wal header".into(),
+                format!(
+                    "the log starts after commit {}, the checkpoint holds commits up to {base_seq}",
+                    mark.base_seq
+                ),
+            ));
+        }
+        let mut at = RECORDS_START;
+        let mut seq = base_seq + 1;
+        while let Some(record) = read_record(file, at, len)? {
+            if record.epoch != generation || record.seq != seq {
                 break;
             }
-            at += record.encoded_len();
+            at += record.encoded_len() as u64;
             seq += 1;
-            records.push(record);
+            each(record)?;
         }
-        // Past the end, only torn bytes, unsynced records or older epochs.
-        for later in at + 1..bytes.len().saturating_sub(HEADER_BYTES - 1) {
-            if bytes[later + 4..later + 8] != *MAGIC {
+        let last = seq - 1;
+        if mark.seq > last + 1 {
+            return Err(bad(
+                format!("ubt.wal offset {at}"),
+                format!(
+                    "the header witnesses commit {} (record ending at offset {}), but the log \
+                     ends after commit {last}: acknowledged commits were cut away or damaged",
+                    mark.seq, mark.end
+                ),
+            ));
+        }
+        scan_past_end(file, at, len, generation, seq)?;
+        Ok(ReplayEnd {
+            end: at,
+            restart_pending: false,
+        })
+    }
+}
+
+/// Writes and syncs the restart mark of `epoch` (the checkpoint holding
+/// commits up to `base_seq`) into `file`.
+pub fn write_restart_mark(file: &dyn StoreFile, epoch: u64, base_seq: u64) -> Result<()> {
+    let mark = Mark {
+        epoch,
+        base_seq,
+        seq: base_seq,
+        end: RECORDS_START,
+    };
+    file.write_all_at(&mark.encode(), (mark.slot() * MARK_BYTES) as u64)
+        .and_then(|()| file.sync_data())
+        .map_err(StoreError::io("restarting the WAL"))
+}
+
+/// The intact record at `at`, if any (reads its header, then the rest).
+fn read_record(file: &dyn StoreFile, at: u64, len: u64) -> Result<Option<WalRecord>> {
+    let available = len.saturating_sub(at);
+    if available < HEADER_BYTES as u64 {
+        return Ok(None);
+    }
+    let mut head = [0u8; HEADER_BYTES];
+    file.read_exact_at(&mut head, at)
+        .map_err(StoreError::io("reading the WAL"))?;
+    if head[4..8] != *MAGIC {
+        return Ok(None);
+    }
+    let record_len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64;
+    if !(HEADER_BYTES as u64..=RECORD_BYTES_MAX as u64).contains(&record_len)
+        || record_len > available
+    {
+        return Ok(None);
+    }
+    let mut bytes = vec![0u8; record_len as usize];
+    file.read_exact_at(&mut bytes, at)
+        .map_err(StoreError::io("reading the WAL"))?;
+    Ok(decode(&bytes))
+}
+
+/// Past the end, only torn bytes, unsynced records or older epochs may
+/// lie: an intact synced record of this epoch numbered `next_seq` or later
+/// means the log was damaged before it.
+fn scan_past_end(
+    file: &dyn StoreFile,
+    end: u64,
+    len: u64,
+    epoch: u64,
+    next_seq: u64,
+) -> Result<()> {
+    let mut chunk_start = end + 1;
+    while chunk_start + HEADER_BYTES as u64 <= len {
+        let chunk_len = (len - chunk_start).min(SCAN_CHUNK_BYTES as u64) as usize;
+        let mut chunk = vec![0u8; chunk_len];
+        file.read_exact_at(&mut chunk, chunk_start)
+            .map_err(StoreError::io("reading the WAL"))?;
+        for offset in 0..chunk_len.saturating_sub(7) {
+            if chunk[offset + 4..offset + 8] != *MAGIC {
                 continue;
             }
-            if let Some(record) = decode(&bytes[later..]) {
-                if record.synced && record.epoch == epoch && record.seq >= seq {
+            let at = chunk_start + offset as u64;
+            if let Some(record) = read_record(file, at, len)? {
+                if record.synced && record.epoch == epoch && record.seq >= next_seq {
                     return Err(StoreError::corrupted(
                         Structure::Wal,
-                        format!("ubt.wal offset {at}"),
+                        format!("ubt.wal offset {end}"),
                         format!(
-                            "commit {seq} is damaged but commit {} at offset {later} is intact",
+                            "commit {next_seq} is damaged but commit {} at offset {at} is intact",
                             record.seq
                         ),
                     ));
                 }
             }
         }
-        Ok((records, at as u64))
+        // Overlap by 7 bytes so a magic split across chunks is seen.
+        chunk_start += chunk_len.saturating_sub(7).max(1) as u64;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -336,7 +660,7 @@ mod tests {
                 revert: true,
             },
         ];
-        let record = encode(true, 3, 17, &[4; 32], &layers);
+        let record = encode(true, 3, 17, &[4; 32], &layers).unwrap();
         let decoded = decode(&record).expect("intact");
         assert!(decoded.synced);
         assert_eq!(decoded.layers, layers);

@@ -241,7 +241,7 @@ fn locate(fx: &Fixture) -> Layout {
     buckets.sort_by_key(|e| e.offset);
 
     let mut wal_records = Vec::new();
-    let mut at = 0usize;
+    let mut at = wal::RECORDS_START as usize;
     let mut seq = meta.commit_seq + 1;
     while let Some(record) = wal::decode(&wal_bytes[at..]) {
         if record.epoch != meta.generation || record.seq != seq {
@@ -623,6 +623,43 @@ fn bit_flips_in_every_structure_are_detected() {
         }
     }
     tallies.push(("WAL records", wal_tally));
+
+    // WAL header marks: a flip in either copy leaves the other, which
+    // witnesses the same commit or the one before; both damaged is a
+    // clean `Corrupted` (the log can no longer show how far it reached).
+    let mut marks = Tally::default();
+    for at in (0..wal::RECORDS_START).step_by(3) {
+        let bit = rng.below(8) as u8;
+        let here = format!("{WAL_FILE} header byte {at} bit {bit}");
+        marks.flips += 1;
+        marks.thorough += 1;
+        match flip_and_open(&fx, WAL_FILE, at, bit, &[fx.full()], true) {
+            Err(error) => marks.fail(format!("{here}: {error}")),
+            Ok(Outcome::Rejected) => marks.fail(format!("{here}: open rejected the database")),
+            Ok(Outcome::Opened {
+                verify_problems,
+                corrupted_reads,
+            }) if verify_problems > 0 || corrupted_reads > 0 => marks.fail(format!(
+                "{here}: {verify_problems} verify problems, {corrupted_reads} failed reads"
+            )),
+            Ok(Outcome::Opened { .. }) => marks.harmless += 1,
+        }
+    }
+    for at in (0..wal::MARK_BYTES as u64).step_by(61) {
+        let dir = fx.sim.crash_image(CrashMode::KeepUnsynced, 0);
+        for slot in 0..2 {
+            dir.flip_bit(WAL_FILE, slot * wal::MARK_BYTES as u64 + at, (at % 8) as u8)
+                .expect("flip");
+        }
+        let shared: Arc<dyn StoreDir> = Arc::new(dir);
+        marks.flips += 2;
+        match Store::open(shared, options(GROUP_DEPTH, 64 << 20)) {
+            Err(error) if error.is_corruption() => marks.detected += 2,
+            Err(error) => marks.fail(format!("both marks, byte {at}: unexpected error {error}")),
+            Ok(_) => marks.fail(format!("both marks, byte {at}: opened")),
+        }
+    }
+    tallies.push(("WAL header marks", marks));
 
     // Unreferenced bytes: data-file bytes outside every live extent, and
     // WAL bytes past the current epoch's records.

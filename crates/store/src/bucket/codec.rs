@@ -4,7 +4,7 @@
 //! off  len   field
 //! 0    4     CRC-32C of bytes [4, encoded length)
 //! 4    1     tag 0xb1
-//! 5    1     format version (1)
+//! 5    1     format version (2)
 //! 6    1     prefix length p in bits (0..=246)
 //! 7    1     sub-bucket occupancy codes, 2 bits each (sub 0 in bits 0-1)
 //! 8    2     stem count

@@ -185,25 +185,29 @@ pub fn wal_record(data: &[u8]) -> Result<(), Finding> {
         record.seq,
         &record.root,
         &record.layers,
-    );
+    )
+    .map_err(|e| format!("an accepted record does not encode: {e}"))?;
     if bytes.get(..again.len()) != Some(&again[..]) || again.len() != record.encoded_len() {
         return Err("a decoded WAL record re-encodes differently".into());
     }
     Ok(())
 }
 
-/// WAL replay: `[control][epoch][first sequence number][log bytes]`. With
-/// bit 0 set, the CRC of every record found walking the log by its length
-/// fields is recomputed. Replay returns records of the epoch with
-/// consecutive sequence numbers that tile the log up to its end, or a
-/// `Corrupted` error.
+/// WAL replay: `[control][epoch][base sequence number][log file bytes]`
+/// (header marks included). With bit 0 set, the CRC of every record found
+/// walking the log by its length fields is recomputed; with bit 1, the CRC
+/// of both header marks. Replay returns records of the epoch with
+/// consecutive sequence numbers after the base that tile the log from
+/// [`wal::RECORDS_START`] up to its end (none, if the log still follows
+/// the previous checkpoint), or a `Corrupted` error.
 pub fn wal_replay(data: &[u8]) -> Result<(), Finding> {
     let (control, rest) = split_control(data);
     let epoch = u64::from(rest.first().copied().unwrap_or(0));
-    let first_seq = u64::from(rest.get(1).copied().unwrap_or(1));
+    let base_seq = u64::from(rest.get(1).copied().unwrap_or(0));
     let mut log = rest.get(2..).unwrap_or_default().to_vec();
+    let start = wal::RECORDS_START as usize;
     if control & 1 != 0 {
-        let mut at = 0usize;
+        let mut at = start;
         while let Some(len) = u32_at(&log, at + 8) {
             let len = len as usize;
             if len < 68 || at + len > log.len() {
@@ -213,22 +217,39 @@ pub fn wal_replay(data: &[u8]) -> Result<(), Finding> {
             at += len;
         }
     }
+    if control & 2 != 0 {
+        for slot in 0..2 {
+            let range = slot * wal::MARK_BYTES..(slot + 1) * wal::MARK_BYTES;
+            if let Some(mark) = log.get_mut(range) {
+                let crc = crate::format::checksum(&mark[4..]);
+                mark[..4].copy_from_slice(&crc.to_le_bytes());
+            }
+        }
+    }
     let dir = SimDir::new();
     dir.write_raw(WAL_FILE, 0, &log)
         .map_err(|e| format!("simulated disk: {e}"))?;
     let file: Arc<dyn StoreFile> = dir
         .open_file(WAL_FILE, false)
         .map_err(|e| format!("simulated disk: {e}"))?;
-    match wal::Wal::replay(&file, epoch, first_seq) {
-        Ok((records, end)) => {
-            let mut at = 0u64;
+    let mut records = Vec::new();
+    let replayed = wal::Wal::replay(file.as_ref(), epoch, base_seq, |record| {
+        records.push(record);
+        Ok(())
+    });
+    match replayed {
+        Ok(end) => {
+            let mut at = wal::RECORDS_START;
             for (i, record) in records.iter().enumerate() {
-                if record.epoch != epoch || record.seq != first_seq + i as u64 {
+                if record.epoch != epoch || record.seq != base_seq + 1 + i as u64 {
                     return Err("replay returned a record out of sequence".into());
                 }
                 at += record.encoded_len() as u64;
             }
-            if at != end || end > log.len() as u64 {
+            if end.restart_pending && !records.is_empty() {
+                return Err("replay returned records of a log awaiting its restart".into());
+            }
+            if at != end.end || (end.end > log.len() as u64 && !records.is_empty()) {
                 return Err("replay's end is not the end of its records".into());
             }
             Ok(())

@@ -176,13 +176,13 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
             .revert_segment
             .extend(bytes_of(data, &at).map(|b| with(0, b)));
     }
-    let mut at = 0usize;
+    let mut at = wal::RECORDS_START as usize;
     while let Some(record) = wal_bytes.get(at..).and_then(wal::decode) {
         let len = record.encoded_len();
         seeds.wal_record.push(with(0, &wal_bytes[at..at + len]));
         at += len;
     }
-    let mut replay = vec![0, newest.generation as u8, (newest.commit_seq + 1) as u8];
+    let mut replay = vec![0, newest.generation as u8, newest.commit_seq as u8];
     replay.extend_from_slice(wal_bytes);
     seeds.wal_replay.push(replay);
     let mut image = vec![0u8];

@@ -298,6 +298,23 @@ impl Store {
         if existed && (store.meta.generation > 0 || store.commit_seq > 0) {
             return Err(StoreError::AlreadyExists(store.dir.describe()));
         }
+        let report = store.build_into(entries);
+        if report.is_err() && store.meta.generation == 0 {
+            // Nothing refers to what the failed build wrote: give the space
+            // back so that a retry (say, after a full disk) has it. Best
+            // effort: the error that matters is the build's.
+            let _ = store.data.set_len(0).and_then(|()| store.data.sync_data());
+        }
+        let report = report?;
+        Ok((store, report))
+    }
+
+    /// The body of [`Store::build`], into the open empty database.
+    fn build_into(
+        &mut self,
+        entries: impl IntoIterator<Item = (B256, B256)>,
+    ) -> Result<BuildReport> {
+        let store = self;
         let data = Arc::clone(&store.data);
         let group_depth = store.trie.group_depth();
         let (sender, receiver) = std::sync::mpsc::sync_channel(BATCHES_IN_FLIGHT);
@@ -361,8 +378,8 @@ impl Store {
         store.persisted_counts = (store.stem_count, store.leaf_count);
         report.pages_written = store.trie.page_count() as u64;
         store.write_pages_and_meta(&mut writer, &Default::default(), None)?;
-        store.after_checkpoint();
+        store.after_checkpoint()?;
         report.data_bytes_written = store.stats().data_bytes_written;
-        Ok((store, report))
+        Ok(report)
     }
 }

@@ -133,6 +133,10 @@ impl Store {
     /// Persists every applied layer, then writes a checkpoint if anything
     /// changed since the last one.
     pub fn checkpoint(&mut self) -> Result<()> {
+        if self.read_only {
+            // Nothing to write: a read-only handle never changes anything.
+            return Ok(());
+        }
         self.commit()?;
         self.check_writable()?;
         let changed = self.buckets.iter().any(|b| b.dirty.is_some()) || !self.wal.is_empty();
@@ -238,7 +242,12 @@ impl Store {
                 });
         let revert_log = self.write_revert_log(&mut writer)?;
         self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
-        self.after_checkpoint();
+        // The checkpoint is durable from here on: a failure to restart the
+        // WAL poisons the handle (no commit could follow) but does not
+        // undo it, and a reopen restarts the log.
+        if let Err(error) = self.after_checkpoint() {
+            self.poison(&error);
+        }
         for ((id, (bytes, summary)), new_ref) in dirty.into_iter().zip(encoded).zip(new_refs) {
             if summary.is_some() {
                 // Unpersisted layers changed it: the tip stays in memory.
@@ -352,26 +361,41 @@ impl Store {
             root,
         };
         // First copy, synced, then the second: a crash tears at most one.
-        for slot in meta.slots() {
-            self.meta_file
+        // Once the first copy is durable the checkpoint stands: a failure
+        // writing the second leaves one good copy (reported as a damaged
+        // slot), not a failed checkpoint.
+        for (copy, slot) in meta.slots().into_iter().enumerate() {
+            let written = self
+                .meta_file
                 .write_all_at(&meta.encode(slot), (slot * META_SLOT_BYTES) as u64)
-                .map_err(StoreError::io("writing the meta record"))?;
-            self.meta_file
-                .sync_data()
-                .map_err(StoreError::io("syncing the meta record"))?;
-            Counters::add(&self.counters.meta_bytes_written, META_SLOT_BYTES as u64);
+                .map_err(StoreError::io("writing the meta record"))
+                .and_then(|()| {
+                    self.meta_file
+                        .sync_data()
+                        .map_err(StoreError::io("syncing the meta record"))
+                });
+            match written {
+                Ok(()) => Counters::add(&self.counters.meta_bytes_written, META_SLOT_BYTES as u64),
+                Err(error) if copy == 0 => return Err(error),
+                Err(error) => {
+                    self.meta_slot_damaged = true;
+                    self.poison(&error);
+                }
+            }
         }
         Counters::add(&self.counters.checkpoints, 1);
         self.meta = meta;
         Ok(())
     }
 
-    /// Step 4: the new checkpoint is durable, so the extents the previous
-    /// one used are free, and the WAL restarts in the new epoch.
-    pub(super) fn after_checkpoint(&mut self) {
+    /// Step 5: the new checkpoint is durable, so the extents the previous
+    /// one used are free, and the WAL restarts in the new epoch (its mark
+    /// written and synced). If that fails the checkpoint stands (a reopen
+    /// restarts the log) but the handle cannot commit: the error poisons it.
+    pub(super) fn after_checkpoint(&mut self) -> Result<()> {
         for old in std::mem::take(&mut self.released) {
             self.alloc.free(old);
         }
-        self.wal.restart(self.meta.generation);
+        self.wal.restart(self.meta.generation, self.meta.commit_seq)
     }
 }

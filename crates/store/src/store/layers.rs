@@ -87,8 +87,18 @@ impl Store {
     /// Applies `writes` in order (later writes to a key win) as a new
     /// layer on top of the tip and returns its root. Nothing reaches the
     /// disk until [`Store::persist`] or [`Store::commit`].
+    ///
+    /// A block holds at most [`wal::LAYER_OPS_MAX`] writes (one WAL record
+    /// must hold it); a larger one fails with
+    /// [`StoreError::BlockTooLarge`] before anything changes.
     pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
         self.check_writable()?;
+        if writes.len() > wal::LAYER_OPS_MAX {
+            return Err(StoreError::BlockTooLarge {
+                writes: writes.len() as u64,
+                max: wal::LAYER_OPS_MAX as u64,
+            });
+        }
         let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
         let root_before = self.root;
         let undo = self.apply_ops(&ops)?;
@@ -156,39 +166,70 @@ impl Store {
         self.persist_through(index)
     }
 
-    /// Persists the unpersisted layers up to position `index`.
+    /// Persists the unpersisted layers up to position `index`: one WAL
+    /// record, or several cut at layer boundaries when one would exceed
+    /// [`wal::RECORD_BYTES_MAX`] (each record is a commit of whole blocks,
+    /// so a crash between them leaves a state the chain really had).
     fn persist_through(&mut self, index: usize) -> Result<()> {
         let first = self
             .layers
             .iter()
             .position(|l| !l.persisted)
             .unwrap_or(index);
-        let wal_layers: Vec<WalLayer> = self
-            .layers
-            .range(first..=index)
-            .map(|l| WalLayer {
-                seq: l.seq,
-                root: l.root,
-                ops: l.ops.clone(),
-                revert: false,
-            })
-            .collect();
-        let root = self.layers[index].root;
-        let seq = self.commit_seq + 1;
         let sync = self.options.sync == SyncMode::Always;
-        let record = wal::encode(sync, self.wal.epoch(), seq, &root, &wal_layers);
-        if let Err(error) = self.wal.append(&record, sync) {
-            self.revert_unpersisted();
-            self.poison(&error);
-            return Err(error);
+        let mut start = first;
+        while start <= index {
+            // The most layers from `start` that fit one record (at least one:
+            // apply bounds a layer so that it fits alone).
+            let mut bytes = wal::record_len(&[]);
+            let mut end = start;
+            while end <= index {
+                let more = wal::layer_len(&self.layers[end].ops);
+                if end > start && bytes + more > wal::RECORD_BYTES_MAX {
+                    break;
+                }
+                bytes += more;
+                end += 1;
+            }
+            let wal_layers: Vec<WalLayer> = self
+                .layers
+                .range(start..end)
+                .map(|l| WalLayer {
+                    seq: l.seq,
+                    root: l.root,
+                    ops: l.ops.clone(),
+                    revert: false,
+                })
+                .collect();
+            let root = self.layers[end - 1].root;
+            let seq = self.commit_seq + 1;
+            let appended =
+                wal::encode(sync, self.wal.epoch(), seq, &root, &wal_layers).and_then(|record| {
+                    self.wal.append(seq, &record, sync)?;
+                    Ok(record.len())
+                });
+            let record_len = match appended {
+                Ok(len) => len,
+                Err(error) => {
+                    // Records before this one are durable and stay; the
+                    // layers this one and later ones hold are undone.
+                    self.revert_unpersisted();
+                    self.poison(&error);
+                    return Err(error);
+                }
+            };
+            super::Counters::add(&self.counters.wal_bytes_written, record_len as u64);
+            super::Counters::add(&self.counters.commits, 1);
+            self.commit_seq = seq;
+            for layer in self.layers.range_mut(start..end) {
+                layer.persisted = true;
+                // Replay rebuilds a layer from the WAL; in memory only its
+                // previous values are needed from now on.
+                layer.ops = Vec::new();
+            }
+            self.note_persisted(end - 1);
+            start = end;
         }
-        super::Counters::add(&self.counters.wal_bytes_written, record.len() as u64);
-        super::Counters::add(&self.counters.commits, 1);
-        self.commit_seq = seq;
-        for layer in self.layers.range_mut(first..=index) {
-            layer.persisted = true;
-        }
-        self.note_persisted(index);
         self.trim_layers();
         if self.dirty_bytes > self.options.dirty_bytes_max()
             || self.wal.len() > self.options.wal_bytes_max

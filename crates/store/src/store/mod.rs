@@ -20,6 +20,7 @@
 
 mod apply;
 mod build;
+mod bulk;
 mod commit;
 mod layers;
 mod open;
@@ -149,6 +150,11 @@ pub struct Store {
     /// Whether a meta slot was found damaged at open (a torn checkpoint,
     /// or one bad copy of a pair).
     meta_slot_damaged: bool,
+    /// Opened with [`Options::read_only`]: writes refused, nothing written.
+    read_only: bool,
+    /// A bulk apply failed part-way: memory holds part of a block, so reads
+    /// are refused too until the database is reopened.
+    reads_poisoned: bool,
 }
 
 impl Store {
@@ -178,10 +184,26 @@ impl Store {
     }
 
     fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly(self.dir.describe()));
+        }
         match &self.poisoned {
             Some(reason) => Err(StoreError::Poisoned(reason.clone())),
             None => Ok(()),
         }
+    }
+
+    /// Refuses reads after a failed bulk apply (see [`bulk`]).
+    fn check_readable(&self) -> Result<()> {
+        match (&self.poisoned, self.reads_poisoned) {
+            (Some(reason), true) => Err(StoreError::Poisoned(reason.clone())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the handle was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     fn poison(&mut self, error: &StoreError) {

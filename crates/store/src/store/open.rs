@@ -5,8 +5,17 @@
 //! page level), checks that every internal summary equals the combination
 //! of its children's and that no two structures share a block, then replays
 //! the WAL records of that generation, checking that each replayed commit
-//! reproduces the root its record holds. The WAL is cut after the last
-//! intact record.
+//! reproduces the root its record holds and that the log reaches the
+//! commit its header witnesses ([`crate::wal`]).
+//!
+//! A writable open holds the directory's exclusive lock, syncs the files
+//! before building on them and cuts the WAL after its last intact record
+//! (a log the last checkpoint did not restart is restarted by the first
+//! commit: opening never needs free space). A read-only open
+//! ([`Options::read_only`]) holds a shared lock (any number of read-only
+//! opens at once, none beside a writer), opens every file read-only and
+//! writes nothing: the WAL is replayed in memory only, so it works on
+//! read-only media and leaves every byte as it found it.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,43 +36,71 @@ use crate::prefix::Prefix;
 use crate::summary::{combine, Summary};
 use crate::upper::page::{self, Entry};
 use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie, ROOT};
-use crate::wal::Wal;
+use crate::wal::{Wal, RECORDS_START};
 
 impl Store {
     /// Opens (or creates, if allowed) the database in directory `path`.
     pub fn open_path(path: &Path, options: Options) -> Result<Store> {
         options.validate()?;
-        let dir = OsDir::open(path, options.create_if_missing, options.read_backend).map_err(
-            |error| match error.kind() {
-                std::io::ErrorKind::NotFound => StoreError::NotFound(path.display().to_string()),
+        let create = options.create_if_missing && !options.read_only;
+        let dir = OsDir::open(path, create, options.read_backend).map_err(|error| {
+            match error.kind() {
+                std::io::ErrorKind::NotFound if !error.to_string().contains("symbolic link") => {
+                    StoreError::NotFound(path.display().to_string())
+                }
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidInput => {
+                    StoreError::InvalidPath(error.to_string())
+                }
                 _ => StoreError::io("opening the database directory")(error),
-            },
-        )?;
+            }
+        })?;
         Store::open(Arc::new(dir), options)
     }
 
     /// Opens (or creates, if allowed) the database in `dir`.
     pub fn open(dir: Arc<dyn StoreDir>, options: Options) -> Result<Store> {
         options.validate()?;
+        let read_only = options.read_only;
+        let create_if_missing = options.create_if_missing && !read_only;
         let names = dir
             .list()
             .map_err(StoreError::io("listing the database directory"))?;
         let has_meta = names.iter().any(|n| n == META_FILE);
         if !has_meta {
-            if !options.create_if_missing {
-                return Err(StoreError::NotFound(dir.describe()));
-            }
             let ours = [META_FILE, DATA_FILE, WAL_FILE, LOCK_FILE];
             if names.iter().any(|n| !ours.contains(&n.as_str())) {
                 return Err(StoreError::NotADatabase(dir.describe()));
             }
+            if !data_files_empty(dir.as_ref(), &names)? {
+                return Err(StoreError::corrupted(
+                    Structure::Meta,
+                    META_FILE,
+                    "the meta file is missing but the data file or WAL holds data",
+                ));
+            }
+            if !create_if_missing {
+                return Err(StoreError::NotFound(dir.describe()));
+            }
         }
-        let lock = dir.lock_exclusive().map_err(|error| match error.kind() {
+        let lock = if read_only {
+            dir.lock_shared()
+        } else {
+            dir.lock_exclusive()
+        }
+        .map_err(|error| match error.kind() {
             std::io::ErrorKind::WouldBlock => StoreError::Locked(dir.describe()),
             _ => StoreError::io("locking the database directory")(error),
         })?;
+        let open_file = |name: &str| {
+            if read_only {
+                dir.open_file_read_only(name)
+            } else {
+                dir.open_file(name, false)
+            }
+            .map_err(|error| file_error(error, "opening a database file"))
+        };
         let choice = if has_meta {
-            read_meta(dir.as_ref())?
+            read_meta(open_file(META_FILE)?.as_ref())?
         } else {
             Choice::Uncreated
         };
@@ -71,8 +108,8 @@ impl Store {
             Choice::Current(meta, damaged) => (meta, damaged),
             Choice::Uncreated | Choice::Lost(_) if data_files_empty(dir.as_ref(), &names)? => {
                 // A creation that never completed: nothing was ever committed.
-                if !options.create_if_missing {
-                    return Err(StoreError::NotADatabase(dir.describe()));
+                if !create_if_missing {
+                    return Err(StoreError::NotFound(dir.describe()));
                 }
                 (create(dir.as_ref(), &options)?, false)
             }
@@ -95,22 +132,20 @@ impl Store {
                 });
             }
         }
-        let open_file = |name: &str| {
-            dir.open_file(name, false)
-                .map_err(StoreError::io("opening a database file"))
-        };
         let data = open_file(DATA_FILE)?;
         data.advise_random();
         let meta_file = open_file(META_FILE)?;
         let wal_file = open_file(WAL_FILE)?;
-        // What recovery reads may be in the page cache only (written
-        // before a sync that failed): make it durable before building on
-        // it. Otherwise a checkpoint seen here but never durable could be
-        // trusted, the WAL holding its commits cut, and both lost at the
-        // next power loss.
-        for file in [&meta_file, &data, &wal_file] {
-            file.sync_data()
-                .map_err(StoreError::io("syncing the database files before recovery"))?;
+        if !read_only {
+            // What recovery reads may be in the page cache only (written
+            // before a sync that failed): make it durable before building
+            // on it. Otherwise a checkpoint seen here but never durable
+            // could be trusted, the WAL holding its commits cut, and both
+            // lost at the next power loss. (A read-only open cuts nothing.)
+            for file in [&meta_file, &data, &wal_file] {
+                file.sync_data()
+                    .map_err(StoreError::io("syncing the database files before recovery"))?;
+            }
         }
         let data_len = data
             .len()
@@ -127,6 +162,8 @@ impl Store {
         }
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
         let window = match meta.revert_log {
+            // A read-only handle cannot revert: it never reads the window.
+            Some(_) if read_only => Vec::new(),
             Some(extent) => {
                 let mut bytes = vec![0u8; extent.byte_len()];
                 data.read_exact_at(&mut bytes, extent.offset)
@@ -157,7 +194,12 @@ impl Store {
         );
         let mut store = Store {
             prefetcher,
-            wal: Wal::new(Arc::clone(&wal_file), meta.generation, 0),
+            wal: Wal::new(
+                Arc::clone(&wal_file),
+                meta.generation,
+                meta.commit_seq,
+                RECORDS_START,
+            ),
             dir,
             _lock: lock,
             data,
@@ -184,6 +226,8 @@ impl Store {
             counters,
             meta_slot_damaged,
             last_apply: Default::default(),
+            read_only,
+            reads_poisoned: false,
             meta,
         };
         for diff in window {
@@ -201,70 +245,93 @@ impl Store {
         Ok(store)
     }
 
-    /// Replays the WAL records after the checkpoint, then cuts the log
-    /// after the last intact one.
+    /// Replays the WAL records after the checkpoint. A writable handle
+    /// then cuts the log after the last intact one (or restarts it, if the
+    /// last checkpoint completed before it could).
     fn replay_wal(&mut self, wal_file: &Arc<dyn StoreFile>) -> Result<()> {
-        let (records, end) = Wal::replay(wal_file, self.meta.generation, self.meta.commit_seq + 1)?;
-        for record in records {
-            for layer in record.layers {
-                let root_before = self.root;
-                let undo = self.apply_ops(&layer.ops)?;
-                if layer.revert {
-                    if self.root != layer.root {
-                        return Err(StoreError::corrupted(
-                            Structure::Wal,
-                            format!("{WAL_FILE} record {}", record.seq),
-                            "replaying a revert does not reach the root it holds",
-                        ));
-                    }
-                    self.finish_revert(layer.seq, true);
-                    continue;
-                }
-                if self.root != layer.root {
-                    return Err(StoreError::corrupted(
-                        Structure::Wal,
-                        format!("{WAL_FILE} record {} layer {}", record.seq, layer.seq),
-                        "replaying the layer does not reproduce the root it holds",
-                    ));
-                }
-                self.next_layer_seq = self.next_layer_seq.max(layer.seq + 1);
-                self.layers.push_back(super::Layer {
-                    seq: layer.seq,
-                    root_before,
-                    root: layer.root,
-                    ops: layer.ops,
-                    old: super::layers::first_old(undo),
-                    persisted: true,
-                    counts_after: (self.stem_count, self.leaf_count),
-                });
-            }
-            self.commit_seq = record.seq;
-            self.persisted_root = self.root;
-            self.persisted_counts = (self.stem_count, self.leaf_count);
-            self.trim_layers();
+        let (generation, base_seq) = (self.meta.generation, self.meta.commit_seq);
+        let replayed = Wal::replay(wal_file.as_ref(), generation, base_seq, |record| {
+            self.replay_record(record)
+        })?;
+        if self.read_only {
+            self.wal = Wal::new(Arc::clone(wal_file), generation, base_seq, replayed.end);
+            return Ok(());
         }
         let len = wal_file
             .len()
             .map_err(StoreError::io("reading the WAL length"))?;
-        if len > end {
+        if len > replayed.end {
             wal_file
-                .set_len(end)
+                .set_len(replayed.end)
                 .and_then(|()| wal_file.sync_data())
                 .map_err(StoreError::io(
                     "cutting the WAL after its last intact record",
                 ))?;
         }
-        self.wal = Wal::new(Arc::clone(wal_file), self.meta.generation, end);
+        self.wal = if replayed.restart_pending {
+            // Written at the first commit: an open needs no free space.
+            Wal::pending_restart(Arc::clone(wal_file), generation, base_seq)
+        } else {
+            Wal::new(Arc::clone(wal_file), generation, base_seq, replayed.end)
+        };
         Ok(())
+    }
+
+    /// Applies one replayed WAL record, recreating its layers.
+    fn replay_record(&mut self, record: crate::wal::WalRecord) -> Result<()> {
+        for layer in record.layers {
+            let root_before = self.root;
+            let undo = self.apply_ops(&layer.ops)?;
+            if layer.revert {
+                if self.root != layer.root {
+                    return Err(StoreError::corrupted(
+                        Structure::Wal,
+                        format!("{WAL_FILE} record {}", record.seq),
+                        "replaying a revert does not reach the root it holds",
+                    ));
+                }
+                self.finish_revert(layer.seq, true);
+                continue;
+            }
+            if self.root != layer.root {
+                return Err(StoreError::corrupted(
+                    Structure::Wal,
+                    format!("{WAL_FILE} record {} layer {}", record.seq, layer.seq),
+                    "replaying the layer does not reproduce the root it holds",
+                ));
+            }
+            self.next_layer_seq = self.next_layer_seq.max(layer.seq + 1);
+            self.layers.push_back(super::Layer {
+                seq: layer.seq,
+                root_before,
+                root: layer.root,
+                ops: Vec::new(),
+                old: super::layers::first_old(undo),
+                persisted: true,
+                counts_after: (self.stem_count, self.leaf_count),
+            });
+        }
+        self.commit_seq = record.seq;
+        self.persisted_root = self.root;
+        self.persisted_counts = (self.stem_count, self.leaf_count);
+        self.trim_layers();
+        Ok(())
+    }
+}
+
+/// A file-open error as a store error: a database file that is a symbolic
+/// link or not a regular file is named as such, not as an I/O failure.
+fn file_error(error: std::io::Error, during: &'static str) -> StoreError {
+    if error.kind() == std::io::ErrorKind::InvalidInput {
+        StoreError::InvalidPath(error.to_string())
+    } else {
+        StoreError::io(during)(error)
     }
 }
 
 /// Reads the four meta slots and chooses the current checkpoint
 /// ([`crate::meta::choose`]).
-fn read_meta(dir: &dyn StoreDir) -> Result<Choice> {
-    let file = dir
-        .open_file(META_FILE, false)
-        .map_err(StoreError::io("opening the meta file"))?;
+fn read_meta(file: &dyn StoreFile) -> Result<Choice> {
     let len = file
         .len()
         .map_err(StoreError::io("reading the meta file length"))?;
@@ -272,7 +339,8 @@ fn read_meta(dir: &dyn StoreDir) -> Result<Choice> {
     let readable = (len as usize).min(bytes.len());
     file.read_exact_at(&mut bytes[..readable], 0)
         .map_err(StoreError::io("reading the meta file"))?;
-    let slots: [SlotState; META_SLOTS] = std::array::from_fn(|slot| SlotState::read(&bytes, slot));
+    let slots: [SlotState; META_SLOTS] =
+        std::array::from_fn(|slot| SlotState::read(&bytes[..readable], slot));
     for slot in &slots {
         if let SlotState::Unsupported(found) = slot {
             return Err(StoreError::UnsupportedVersion {
@@ -284,18 +352,19 @@ fn read_meta(dir: &dyn StoreDir) -> Result<Choice> {
     Ok(choose(&slots))
 }
 
-/// Whether the data file and the WAL are missing or empty: then nothing
-/// was ever committed or checkpointed.
+/// Whether nothing was ever committed or checkpointed: the data file is
+/// missing or empty and the WAL is missing or holds no more than its
+/// header. (Read through read-only opens, so it never writes.)
 fn data_files_empty(dir: &dyn StoreDir, names: &[String]) -> Result<bool> {
-    for name in [DATA_FILE, WAL_FILE] {
+    for (name, allowed) in [(DATA_FILE, 0), (WAL_FILE, RECORDS_START)] {
         if names.iter().any(|n| n == name) {
             let file = dir
-                .open_file(name, false)
-                .map_err(StoreError::io("opening a database file"))?;
+                .open_file_read_only(name)
+                .map_err(|error| file_error(error, "opening a database file"))?;
             if file
                 .len()
                 .map_err(StoreError::io("reading a file length"))?
-                > 0
+                > allowed
             {
                 return Ok(false);
             }
@@ -304,9 +373,9 @@ fn data_files_empty(dir: &dyn StoreDir, names: &[String]) -> Result<bool> {
     Ok(true)
 }
 
-/// Creates an empty database. Order matters for crashes: the data and WAL
-/// files are created, synced and their names made durable before the meta
-/// file exists, and the meta file's two copies of generation 0 are written
+/// Creates an empty database. Order matters for crashes: the data file
+/// and the WAL (with its first header mark, epoch 0) are created, synced
+/// and their names made durable before the meta file exists, and the meta file's two copies of generation 0 are written
 /// and synced one after the other. A crash at any point leaves either no
 /// meta file or one [`read_meta`] recognises, next to empty data and WAL
 /// files: an unfinished creation, created again on the next open.
@@ -336,7 +405,11 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
     };
     (|| {
         create_empty(DATA_FILE)?;
-        create_empty(WAL_FILE)?;
+        let wal_file = create_empty(WAL_FILE)?;
+        crate::wal::write_restart_mark(wal_file.as_ref(), 0, 0).map_err(|error| match error {
+            StoreError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        })?;
         dir.sync_dir()?;
         let meta_file = create_empty(META_FILE)?;
         for slot in meta.slots() {

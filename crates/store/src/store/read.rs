@@ -43,6 +43,7 @@ impl Store {
     /// The value at `key`, if present (including writes applied but not
     /// yet committed).
     pub fn get(&self, key: &B256) -> Result<Option<B256>> {
+        self.check_readable()?;
         let stem = Stem::of_key(key);
         let (_, bucket) = self.trie.locate(&stem);
         match self.source(bucket) {
@@ -151,6 +152,7 @@ impl Store {
     /// The values at `keys`, in order. Every bucket not in memory is read
     /// once, all reads of the batch in flight together.
     pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
+        self.check_readable()?;
         let located: Vec<BucketId> = keys
             .iter()
             .map(|key| self.trie.locate(&Stem::of_key(key)).1)

@@ -56,6 +56,14 @@ impl Store {
         let mut ops: Vec<(B256, Option<B256>)> = net.into_iter().collect();
         ops.sort_unstable_by_key(|(key, _)| *key);
         if plan.persisted {
+            // One record must hold the revert: refuse before anything
+            // changes rather than write one replay would not accept.
+            if ops.len() > wal::LAYER_OPS_MAX {
+                return Err(StoreError::BlockTooLarge {
+                    writes: ops.len() as u64,
+                    max: wal::LAYER_OPS_MAX as u64,
+                });
+            }
             let sync = self.options.sync == SyncMode::Always;
             let layer = WalLayer {
                 seq: plan.target_seq,
@@ -63,8 +71,9 @@ impl Store {
                 ops: ops.clone(),
                 revert: true,
             };
-            let record = wal::encode(sync, self.wal.epoch(), self.commit_seq + 1, root, &[layer]);
-            if let Err(error) = self.wal.append(&record, sync) {
+            let seq = self.commit_seq + 1;
+            let record = wal::encode(sync, self.wal.epoch(), seq, root, &[layer])?;
+            if let Err(error) = self.wal.append(seq, &record, sync) {
                 self.poison(&error);
                 return Err(error);
             }

@@ -74,6 +74,7 @@ impl Store {
     /// are returned as errors; everything else found wrong is listed in
     /// the report.
     pub fn verify(&self) -> Result<VerifyReport> {
+        self.check_readable()?;
         let mut report = VerifyReport::default();
         // Buckets: on disk (read in batches) or in memory.
         let ids: Vec<BucketId> = (0..self.buckets.len() as BucketId).collect();

@@ -6,7 +6,7 @@
 //! off  len   field
 //! 0    4     CRC-32C of bytes [4, encoded length)
 //! 4    1     tag 0xb2
-//! 5    1     format version (1)
+//! 5    1     format version (2)
 //! 6    1     group depth G (1..=8)
 //! 7    1     depth of the page's root node (a multiple of G)
 //! 8    4     encoded length in bytes

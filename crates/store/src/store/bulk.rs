@@ -1,0 +1,152 @@
+//! Bulk apply: one block of any size, sorted by key, committed atomically
+//! by a checkpoint rather than a WAL record, in memory bounded by the
+//! budget.
+//!
+//! The writes are applied in chunks. When the changed buckets outgrow half
+//! the memory budget they are **staged**: encoded and written copy-on-write
+//! to blocks that the durable checkpoint does not use, and dropped from
+//! memory (their new extents are referenced only by the in-memory upper
+//! trie). Nothing on disk refers to a staged block until the final
+//! checkpoint writes the pages above them and switches the meta record; a
+//! crash or an error before that leaves the previous checkpoint and its WAL
+//! exactly as they were, and the staged blocks are free space at the next
+//! open (free space is derived, never stored). So the block lands whole or
+//! not at all, and memory holds one chunk of writes plus at most the budget
+//! of changed buckets, whatever the block's size.
+//!
+//! A bulk block cannot be reverted: its previous values are not kept. It
+//! ends the revert window (earlier blocks can no longer be reverted either)
+//! and every snapshot at an older root ([`StoreError::SnapshotReverted`]).
+//! If it fails, the handle is poisoned for reads as well as writes (its
+//! memory holds part of the block); reopening finds the last good state.
+
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+use rayon::prelude::*;
+
+use super::commit::RunWriter;
+use super::{Counters, Store};
+use crate::bucket::codec;
+use crate::error::{Result, StoreError};
+use crate::format::{blocks_for, Extent};
+use crate::upper::BucketId;
+
+/// Writes applied per chunk, at least (the budget may allow more).
+const CHUNK_WRITES_MIN: usize = 4096;
+
+impl Store {
+    /// Applies `sorted_writes` (ascending keys; equal keys allowed, the
+    /// last wins) as one block and makes it durable by a checkpoint; returns
+    /// the new root. Unpersisted layers are committed first. See the
+    /// [module documentation](self) for atomicity, memory and what it ends.
+    pub fn apply_bulk(
+        &mut self,
+        sorted_writes: impl IntoIterator<Item = (B256, B256)>,
+    ) -> Result<[u8; 32]> {
+        self.check_writable()?;
+        self.commit()?;
+        let durable = (self.persisted_root, self.persisted_counts);
+        match self.apply_bulk_inner(sorted_writes.into_iter()) {
+            Ok(root) => Ok(root),
+            Err(error) => {
+                // Part of the block is in memory: refuse reads too, and
+                // report the last durable root.
+                (self.root, self.persisted_counts) = durable;
+                self.persisted_root = durable.0;
+                self.poison(&error);
+                self.reads_poisoned = true;
+                Err(error)
+            }
+        }
+    }
+
+    fn apply_bulk_inner(&mut self, writes: impl Iterator<Item = (B256, B256)>) -> Result<[u8; 32]> {
+        let chunk_len = (self.options.dirty_bytes_max() / 256)
+            .clamp(CHUNK_WRITES_MIN, crate::wal::LAYER_OPS_MAX);
+        let mut chunk: Vec<(B256, Option<B256>)> = Vec::with_capacity(chunk_len.min(1 << 20));
+        let mut last: Option<B256> = None;
+        for (index, (key, value)) in writes.enumerate() {
+            if last.is_some_and(|previous| key < previous) {
+                return Err(StoreError::UnsortedInput {
+                    index: index as u64,
+                });
+            }
+            last = Some(key);
+            chunk.push((key, Some(value)));
+            if chunk.len() == chunk_len {
+                self.apply_bulk_chunk(&chunk)?;
+                chunk.clear();
+            }
+        }
+        if !chunk.is_empty() {
+            self.apply_bulk_chunk(&chunk)?;
+        }
+        // The block ends the revert window and every older snapshot.
+        self.layers.clear();
+        let newest = self.next_layer_seq.saturating_sub(1);
+        self.voided.push((0, newest));
+        self.next_layer_seq += 1;
+        self.commit_seq += 1;
+        self.persisted_root = self.root;
+        self.persisted_counts = (self.stem_count, self.leaf_count);
+        self.write_checkpoint()?;
+        Ok(self.root)
+    }
+
+    /// Applies one chunk, then stages the changed buckets if they outgrew
+    /// their share of the budget.
+    fn apply_bulk_chunk(&mut self, chunk: &[(B256, Option<B256>)]) -> Result<()> {
+        drop(self.apply_ops(chunk)?);
+        if self.dirty_bytes > self.options.dirty_bytes_max() {
+            self.stage_dirty_buckets()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every changed bucket to fresh blocks and drops it from
+    /// memory (see the module documentation: no meta record refers to
+    /// these blocks until the bulk apply's checkpoint).
+    fn stage_dirty_buckets(&mut self) -> Result<()> {
+        let dirty: Vec<BucketId> = (0..self.buckets.len() as BucketId)
+            .filter(|&id| self.buckets[id as usize].dirty.is_some())
+            .collect();
+        let encoded: Vec<Option<Vec<u8>>> = dirty
+            .par_iter()
+            .map(|&id| {
+                self.buckets[id as usize]
+                    .dirty
+                    .as_deref()
+                    .filter(|contents| !contents.is_empty())
+                    .map(codec::encode)
+            })
+            .collect();
+        let data = Arc::clone(&self.data);
+        let mut writer = RunWriter::new(data.as_ref());
+        for (&id, bytes) in dirty.iter().zip(encoded) {
+            let extent = match &bytes {
+                Some(bytes) => {
+                    let block = self.alloc.alloc(blocks_for(bytes.len()));
+                    let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    writer.write(block, bytes)?;
+                    Some(Extent::at_block(block, bytes.len(), crc))
+                }
+                None => None,
+            };
+            let slot = &mut self.buckets[id as usize];
+            // The old extent stays the durable checkpoint's (or was staged
+            // earlier): freed once the bulk apply's checkpoint is durable.
+            if let Some(old) = std::mem::replace(&mut slot.extent, extent) {
+                self.released.push(old.blocks());
+            }
+            slot.dirty = None;
+            if let (Some(bytes), Some(at)) = (bytes, extent) {
+                self.cache.insert(id, at, Arc::from(bytes));
+            }
+        }
+        writer.flush()?;
+        Counters::add(&self.counters.data_bytes_written, writer.written);
+        self.dirty_bytes = 0;
+        Ok(())
+    }
+}
