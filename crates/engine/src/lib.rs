@@ -234,6 +234,14 @@ impl Db {
     /// state before the oldest layer), usable from any thread while the
     /// writer goes on.
     pub fn reader(&self, root: &Hash) -> Result<Reader> {
+        if matches!(
+            self.shared.read().snapshot(root),
+            Err(Error::UnknownRoot(_))
+        ) {
+            // After a reopen, older roots of the revert window are read
+            // from disk the first time they are asked for.
+            self.shared.write().ensure_revert_window()?;
+        }
         let store = self.shared.read();
         let snapshot = store.snapshot(root)?;
         let mut readers = self

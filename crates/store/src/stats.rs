@@ -70,6 +70,10 @@ pub struct Stats {
     /// Whether a meta slot was found damaged at open: a checkpoint torn by
     /// a crash, or one bad copy of a pair (the next checkpoints rewrite it).
     pub meta_slot_damaged: bool,
+    /// Why the revert segment was dropped, if it was read and found
+    /// damaged (reverts reach only the blocks in memory; the next
+    /// checkpoint writes a sound window).
+    pub revert_window_damaged: Option<String>,
     /// Why the handle refuses writes, if it does.
     pub poisoned: Option<String>,
 }

@@ -420,3 +420,99 @@ fn a_checkpoint_failing_after_a_durable_commit_does_not_report_the_commit_failed
     assert!(acknowledged > 0);
     assert_eq!(reference.compute_root().len(), 32);
 }
+
+/// The current checkpoint's meta record in `meta` (the meta file's bytes).
+fn current_meta(meta: &[u8]) -> ubt_store::meta::Meta {
+    use ubt_store::meta::{choose, Choice, SlotState, META_SLOTS};
+    let slots: [SlotState; META_SLOTS] = std::array::from_fn(|i| SlotState::read(meta, i));
+    match choose(&slots) {
+        Choice::Current(meta, _) => meta,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Finding 6: every open (even one `ubt get`) read the whole revert
+/// window, and a flip inside it made the database unopenable. Now a
+/// read-only open never reads it, a writable open reads it only when a
+/// revert, an older reader or a checkpoint needs it, and a damaged window
+/// costs the reverts past the blocks in memory, not the database.
+#[test]
+fn the_revert_window_is_read_lazily_and_its_damage_is_contained() {
+    let (sim, dir) = sim_dir();
+    let opts = options(4, 64 << 20);
+    let mut rng = Rng(0x71d0);
+    let mut store = open(&dir, &opts);
+    let mut roots = Vec::new();
+    for _ in 0..6 {
+        store.apply(&random_block(&mut rng, 300)).unwrap();
+        roots.push(store.commit().unwrap());
+    }
+    store.checkpoint().unwrap();
+    drop(store);
+    let original = files(&sim);
+    let segment = current_meta(&original[0].1)
+        .revert_log
+        .expect("a revert segment");
+    let mut data = original[1].1.clone();
+    data[segment.offset as usize + segment.byte_len() / 2] ^= 0x20;
+    let damaged = with(&original, DATA_FILE, data);
+
+    // Read-only: opens, reads, verifies (verify checks what the checkpoint
+    // references for the state, not the reverse diffs).
+    let read_only = Options {
+        read_only: true,
+        ..opts.clone()
+    };
+    let store = open_sim(&damaged, &read_only).expect("read-only open");
+    assert_eq!(store.root(), roots[5]);
+    drop(store);
+
+    // Writable: opens and commits; a revert into the damaged window fails
+    // cleanly and the damage is reported; the next checkpoint writes a
+    // sound window and the database verifies.
+    let mut store = open_sim(&damaged, &opts).expect("writable open");
+    assert_eq!(store.stats().revert_window_damaged, None, "read at open");
+    let extra = store.apply(&random_block(&mut rng, 10)).unwrap();
+    store.commit().unwrap();
+    assert!(matches!(
+        store.revert(&roots[3]),
+        Err(StoreError::UnknownRoot(_))
+    ));
+    assert!(store.stats().revert_window_damaged.is_some());
+    store
+        .revert(&roots[5])
+        .expect("the block in memory can be reverted");
+    store.checkpoint().unwrap();
+    drop(store);
+    let store = open_sim(&damaged, &opts).unwrap();
+    assert_eq!(store.root(), roots[5]);
+    assert!(store.verify().unwrap().is_ok());
+    let _ = extra;
+
+    // Undamaged: the window is read when a revert needs it.
+    let mut store = open_sim(&image(&original), &opts).unwrap();
+    store
+        .revert(&roots[2])
+        .expect("revert into the window after a reopen");
+    assert_eq!(store.root(), roots[2]);
+}
+
+/// Finding 6: the revert window's previous values are bounded by the
+/// budget as well as by the revert depth.
+#[test]
+fn the_revert_window_keeps_within_its_share_of_the_budget() {
+    let (_sim, dir) = sim_dir();
+    // 1 MiB budget: a quarter is 2,048 values at 128 bytes each, below the
+    // floor of 65,536, so the floor applies.
+    let opts = options(4, 1 << 20);
+    let mut store = open(&dir, &opts);
+    let mut rng = Rng(0x3a);
+    for _ in 0..24 {
+        store.apply(&random_block(&mut rng, 5000)).unwrap();
+        store.commit().unwrap();
+    }
+    let layers = store.layers();
+    let keys: usize = layers.iter().map(|l| l.keys).sum();
+    assert!(keys <= (1 << 16) + 5000, "{keys} previous values kept");
+    assert!(layers.len() < 24 && !layers.is_empty(), "{} layers", layers.len());
+}

@@ -82,7 +82,9 @@ impl Store {
         if !chunk.is_empty() {
             self.apply_bulk_chunk(&chunk)?;
         }
-        // The block ends the revert window and every older snapshot.
+        // The block ends the revert window (never read if still on disk;
+        // the checkpoint frees its segment) and every older snapshot.
+        self.window_pending = None;
         self.layers.clear();
         let newest = self.next_layer_seq.saturating_sub(1);
         self.voided.push((0, newest));

@@ -251,20 +251,33 @@ impl Store {
     /// Drops persisted layers beyond the revert depth, oldest first, but
     /// never one a reader needs (a reader at layer `s` needs every layer
     /// newer than `s`).
+    /// Also keeps the window's previous values within its share of the
+    /// memory budget ([`super::window`]); does nothing while the revert
+    /// segment is unread (its blocks are older than every layer in memory).
     pub(crate) fn trim_layers(&mut self) {
+        if self.window_pending() {
+            return;
+        }
         let depth = self.options.revert_depth;
-        loop {
-            let persisted = self.layers.iter().filter(|l| l.persisted).count();
-            let Some(oldest) = self.layers.front() else {
-                break;
-            };
+        let entries_max = self.window_entries_max();
+        let mut persisted = self.layers.iter().filter(|l| l.persisted).count();
+        let mut entries: usize = self
+            .layers
+            .iter()
+            .filter(|l| l.persisted)
+            .map(|l| l.old.len())
+            .sum();
+        while let Some(oldest) = self.layers.front() {
             let min_reader = self
                 .min_reader_seq
                 .load(std::sync::atomic::Ordering::Acquire);
             let needed = oldest.seq > min_reader;
-            if persisted <= depth || !oldest.persisted || needed {
+            let over = persisted > depth || entries > entries_max;
+            if !over || !oldest.persisted || needed {
                 break;
             }
+            persisted -= 1;
+            entries -= oldest.old.len();
             self.layers.pop_front();
         }
     }

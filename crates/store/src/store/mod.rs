@@ -28,6 +28,7 @@ mod prefetch;
 mod read;
 mod revert;
 mod verify;
+mod window;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -155,6 +156,10 @@ pub struct Store {
     /// A bulk apply failed part-way: memory holds part of a block, so reads
     /// are refused too until the database is reopened.
     reads_poisoned: bool,
+    /// The checkpoint's revert segment, not read yet (see [`window`]).
+    window_pending: Option<crate::format::Extent>,
+    /// Why the revert segment could not be used, if it was damaged.
+    window_damaged: Option<String>,
 }
 
 impl Store {
@@ -270,6 +275,7 @@ impl Store {
             checkpoints: load(&self.counters.checkpoints),
             poisoned: self.poisoned.clone(),
             meta_slot_damaged: self.meta_slot_damaged,
+            revert_window_damaged: self.window_damaged.clone(),
         }
     }
 

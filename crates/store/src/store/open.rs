@@ -161,27 +161,6 @@ impl Store {
             ));
         }
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
-        let window = match meta.revert_log {
-            // A read-only handle cannot revert: it never reads the window.
-            Some(_) if read_only => Vec::new(),
-            Some(extent) => {
-                let mut bytes = vec![0u8; extent.byte_len()];
-                data.read_exact_at(&mut bytes, extent.offset)
-                    .map_err(StoreError::io("reading the revert log"))?;
-                crate::revert_log::decode_segment(&bytes, extent.crc, &block_location(&extent))?
-            }
-            None => Vec::new(),
-        };
-        if window
-            .last()
-            .is_some_and(|d| d.root != meta.root.summary.hash)
-        {
-            return Err(StoreError::corrupted(
-                Structure::Revert,
-                META_FILE,
-                "the revert log does not end at the checkpoint's root",
-            ));
-        }
         let whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
         let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
         let root = meta.root.summary.hash;
@@ -228,19 +207,12 @@ impl Store {
             last_apply: Default::default(),
             read_only,
             reads_poisoned: false,
+            // Read when first needed (a read-only handle reads it only to
+            // verify it, or for a reader at one of its roots).
+            window_pending: meta.revert_log,
+            window_damaged: None,
             meta,
         };
-        for diff in window {
-            store.layers.push_back(super::Layer {
-                seq: diff.seq,
-                root_before: diff.root_before,
-                root: diff.root,
-                ops: Vec::new(),
-                old: diff.old.into_iter().collect(),
-                persisted: true,
-                counts_after: (0, 0),
-            });
-        }
         store.replay_wal(&wal_file)?;
         Ok(store)
     }
@@ -279,6 +251,11 @@ impl Store {
 
     /// Applies one replayed WAL record, recreating its layers.
     fn replay_record(&mut self, record: crate::wal::WalRecord) -> Result<()> {
+        if record.layers.iter().any(|l| l.revert) {
+            // A durable revert may reach into the window: drop its layers
+            // from the window as it did when it ran.
+            self.ensure_revert_window()?;
+        }
         for layer in record.layers {
             let root_before = self.root;
             let undo = self.apply_ops(&layer.ops)?;

@@ -44,6 +44,10 @@ impl Store {
         if *root == self.root {
             return Ok(());
         }
+        if self.plan_revert(root).is_err() {
+            // The root may be in the window's part still on disk.
+            self.ensure_revert_window()?;
+        }
         let plan = self.plan_revert(root)?;
         // Each key back to its value at the target: the oldest reverted
         // layer's previous value wins.
@@ -157,6 +161,8 @@ impl Store {
         &mut self,
         writer: &mut super::commit::RunWriter<'_>,
     ) -> Result<Option<Extent>> {
+        // The window is rewritten whole: read what is still on disk first.
+        self.ensure_revert_window()?;
         if let Some(previous) = self.meta.revert_log {
             self.released.push(previous.blocks());
         }

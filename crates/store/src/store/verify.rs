@@ -165,6 +165,34 @@ impl Store {
                 .problems
                 .push("root differs from the meta record's root".to_string());
         }
+        // The revert segment: what the checkpoint references for reverts.
+        if let Some(reason) = &self.window_damaged {
+            report.problems.push(format!("revert segment: {reason}"));
+        }
+        if let Some(extent) = self.window_pending {
+            let mut bytes = vec![0u8; extent.byte_len()];
+            self.data
+                .read_exact_at(&mut bytes, extent.offset)
+                .map_err(StoreError::io("reading the revert segment to verify"))?;
+            report.bytes_read += bytes.len() as u64;
+            match crate::revert_log::decode_segment(
+                &bytes,
+                extent.crc,
+                &super::read::block_location(&extent),
+            ) {
+                Ok(window) => {
+                    if window
+                        .last()
+                        .is_some_and(|d| d.root != self.meta.root.summary.hash)
+                    {
+                        report.problems.push(
+                            "revert segment: does not end at the checkpoint's root".to_string(),
+                        );
+                    }
+                }
+                Err(error) => report.problems.push(format!("revert segment: {error}")),
+            }
+        }
         Ok(report)
     }
 
