@@ -1,6 +1,13 @@
-//! Command-line grammar (clap).
+//! Command-line grammar (clap). Path arguments refuse an empty value.
 
+use clap::builder::NonEmptyStringValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// The parser of every path argument (and `--stem`): an empty value is a
+/// usage error (exit 2), not a path to try.
+fn non_empty() -> NonEmptyStringValueParser {
+    NonEmptyStringValueParser::new()
+}
 
 /// ubt: EIP-7864 unified binary trie tools, bit-exact with go-ethereum.
 #[derive(Parser, Debug)]
@@ -16,9 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Print the state root of a set of key/value pairs, or of a database.
     ///
-    /// Input: JSON lines `{"key":"0x<64 hex>","value":"0x<64 hex>"}`; blank
-    /// lines are skipped and later lines overwrite earlier ones. The root is
-    /// printed as 0x<64 hex>.
+    /// Input: JSON lines `{"key":"0x<64 hex>","value":"0x<64 hex>"}` in
+    /// UTF-8 (a leading byte-order mark is skipped; a line may hold at most
+    /// 65536 bytes); blank lines are skipped and later lines overwrite
+    /// earlier ones. The root is printed as 0x<64 hex>.
     Root(RootArgs),
     /// Print the 32-byte tree key of an account field, storage slot or code chunk.
     Key(KeyArgs),
@@ -57,7 +65,7 @@ pub struct BenchArgs {
 #[derive(Args, Debug)]
 pub struct DefaultBenchArgs {
     /// Output directory: generated state, loaded databases, metrics, report.
-    #[arg(long, value_name = "DIR", default_value = "ubt-bench")]
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench", value_parser = non_empty())]
     pub out: String,
     /// Tree entries of the generated chain-like state.
     #[arg(long, default_value_t = 1_000_000)]
@@ -121,7 +129,7 @@ pub enum GenMode {
 #[derive(Args, Debug)]
 pub struct GenArgs {
     /// Directory to write (raw mode writes DIR/raw_reads and DIR/raw_writes).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub out: String,
     /// Kind of state.
     #[arg(long, value_enum, default_value_t = GenMode::Chain)]
@@ -156,11 +164,11 @@ pub struct GenArgs {
 #[derive(Args, Debug)]
 pub struct RunCommonArgs {
     /// State directory made by `ubt bench gen` (repeat for several).
-    #[arg(long = "state", value_name = "DIR", required = true)]
+    #[arg(long = "state", value_name = "DIR", required = true, value_parser = non_empty())]
     pub states: Vec<String>,
     /// Output directory: loaded databases, recorded blocks, metrics
     /// (metrics.jsonl, resumed if present), report.
-    #[arg(long, value_name = "DIR", default_value = "ubt-bench")]
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench", value_parser = non_empty())]
     pub out: String,
     /// Workloads, comma-separated: erc20_balanceof, erc20_approve,
     /// erc20_mixed_<r>_<w> (10_90 30_70 50_50 70_30 90_10), sload_seq,
@@ -193,7 +201,7 @@ pub struct RunCommonArgs {
     pub geth_group_depth: u8,
     /// Directory of the go-ethereum peer's sources (default: this
     /// repository's peers/geth).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub peer_source: Option<String>,
 }
 
@@ -235,13 +243,13 @@ pub struct SweepArgs {
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Metrics files (JSON lines from `ubt bench run` or geth-peer).
-    #[arg(long = "metrics", value_name = "FILE", required = true)]
+    #[arg(long = "metrics", value_name = "FILE", required = true, value_parser = non_empty())]
     pub metrics: Vec<String>,
     /// Output directory of the Markdown report and its SVG charts.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub out: String,
     /// File stem of the report (`<stem>.md`).
-    #[arg(long, default_value = "report")]
+    #[arg(long, default_value = "report", value_parser = non_empty())]
     pub stem: String,
     /// Title of the report.
     #[arg(long, default_value = "ubt bench")]
@@ -278,7 +286,7 @@ pub enum BenchCommand {
 #[derive(Args, Debug)]
 pub struct OverlayBenchArgs {
     /// Working directory (the database goes here).
-    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data")]
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data", value_parser = non_empty())]
     pub dir: String,
     /// Accounts in the base state (10 storage slots each).
     #[arg(long, default_value_t = 100_000)]
@@ -287,7 +295,7 @@ pub struct OverlayBenchArgs {
     #[arg(long, default_value_t = 1024)]
     pub sweep_blocks: usize,
     /// Also write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub json: Option<String>,
 }
 
@@ -299,7 +307,7 @@ pub struct StoreBenchArgs {
     pub entries: u64,
     /// Working directory (the database and the device probe's 1 GiB
     /// scratch file go here; it must be on the disk to measure).
-    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data")]
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench-data", value_parser = non_empty())]
     pub dir: String,
     /// Group depth of the database (1..8).
     #[arg(long, default_value_t = ubt_engine::DEFAULT_GROUP_DEPTH, value_parser = clap::value_parser!(u8).range(1..=8))]
@@ -329,7 +337,7 @@ pub struct StoreBenchArgs {
     #[arg(long)]
     pub no_device: bool,
     /// Also write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub json: Option<String>,
     /// Keep the database afterwards.
     #[arg(long)]
@@ -341,10 +349,10 @@ pub struct StoreBenchArgs {
 #[command(group(clap::ArgGroup::new("source").required(true).args(["input", "db"])))]
 pub struct RootArgs {
     /// JSON-lines input file, or `-` for standard input.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub input: Option<String>,
     /// Database directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: Option<String>,
 }
 
@@ -382,13 +390,13 @@ pub enum InputFormat {
 #[derive(Args, Debug)]
 pub struct LoadArgs {
     /// Database directory (created if it holds no database).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: String,
     /// Group depth (1..=8) of the upper-trie pages; must match an existing database.
     #[arg(long, value_name = "G", value_parser = clap::value_parser!(u8).range(1..=8))]
     pub group_depth: Option<u8>,
     /// Key/value input file, or `-` for standard input.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub input: String,
     /// Input format; detected from the binary magic when absent.
     #[arg(long, value_enum)]
@@ -399,7 +407,7 @@ pub struct LoadArgs {
 #[derive(Args, Debug)]
 pub struct GetArgs {
     /// Database directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: String,
     /// The key, 0x followed by 64 hex digits.
     #[arg(value_name = "0xKEY")]
@@ -410,7 +418,7 @@ pub struct GetArgs {
 #[derive(Args, Debug)]
 pub struct DbArgs {
     /// Database directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: String,
 }
 
@@ -418,7 +426,7 @@ pub struct DbArgs {
 #[derive(Args, Debug)]
 pub struct StatsArgs {
     /// Database directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: String,
     /// Print one JSON object instead of a table.
     #[arg(long)]
@@ -429,9 +437,9 @@ pub struct StatsArgs {
 #[derive(Args, Debug)]
 pub struct ExportBinArgs {
     /// JSON-lines input file, or `-` for standard input.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub input: String,
     /// Binary output file (created or truncated).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub output: String,
 }

@@ -4,13 +4,13 @@ use ubt_engine::{Db, Options};
 
 use crate::error::CliError;
 
-/// Opens the database in `dir`, which must already hold one.
+/// Opens the database in `dir`, which must already hold one, for reading
+/// only: a shared lock (read commands run beside each other, and on
+/// read-only media), nothing written, not even by recovery. While a writer
+/// (`ubt load`) has the database open, read commands report that it is
+/// locked.
 pub fn open_existing(dir: &str) -> Result<Db, CliError> {
-    let options = Options {
-        create_if_missing: false,
-        ..Options::default()
-    };
-    Ok(Db::open(dir, options)?)
+    Ok(Db::open_read_only(dir, Options::default())?)
 }
 
 /// `0x` followed by the 64 hex digits of `bytes`.

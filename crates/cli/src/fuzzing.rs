@@ -96,7 +96,8 @@ pub fn hex_args(data: &[u8]) -> Result<(), Finding> {
 /// Seed inputs, one list per target.
 #[derive(Clone, Debug, Default)]
 pub struct Seeds {
-    /// [`json_lines`]: valid lines, with blank lines and spacing.
+    /// [`json_lines`]: valid lines, with blank lines, spacing and a leading
+    /// byte-order mark.
     pub json_lines: Vec<Vec<u8>>,
     /// [`binary_records`]: whole records after the magic, and none.
     pub binary_records: Vec<Vec<u8>>,
@@ -122,6 +123,8 @@ pub fn seeds() -> Seeds {
         )
         .into_bytes(),
     );
+    // A byte-order mark at the start is skipped.
+    lines.push(format!("\u{feff}{}", line_of(&entries[2].0, &entries[2].1)).into_bytes());
     let mut records = Vec::new();
     let mut all_records = Vec::new();
     binary::write(&mut all_records, &entries).unwrap_or_default();

@@ -3,8 +3,15 @@
 
 use std::fmt::Display;
 use std::io::Write;
+use std::path::Path;
 
-use crate::error::CliError;
+use crate::error::{escape_controls, CliError};
+
+/// `path` for a message: control characters escaped, so it stays on the
+/// line it is printed on.
+pub fn path(path: &Path) -> String {
+    escape_controls(&path.display().to_string()).into_owned()
+}
 
 /// Prints `text` and a newline on standard output.
 pub fn line(text: impl Display) -> Result<(), CliError> {

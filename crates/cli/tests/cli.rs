@@ -213,8 +213,12 @@ fn bad_input_lines_exit_2_with_the_line_number() {
             format!("{{\"key\":\"0x{}\"}}\n", "11".repeat(32)),
             ":1: missing field \"value\"",
         ),
-        ("this is not json\n".to_string(), ":1: not a JSON object"),
-        ("[1,2]\n".to_string(), ":1:"),
+        (
+            "this is not json\n".to_string(),
+            ":1: expected a JSON object",
+        ),
+        ("{\"key\":\n".to_string(), ":1: not a JSON object"),
+        ("[1,2]\n".to_string(), ":1: expected a JSON object"),
     ];
     for (input, fragment) in cases {
         let out = ubt(&["root", "--input", "-"], Some(&input));

@@ -601,8 +601,10 @@ fn a_large_load_into_a_small_database_gives_the_root_of_the_union() {
     let out = load(&db, &large_file);
     assert_eq!(one_line(&out), root_of_input(&union_file));
     let note = stderr(&out);
-    assert!(note.contains("applied 40000 writes"), "{note}");
-    assert!(note.contains("(1 commit)"), "{note}");
+    assert!(
+        note.contains("applied 40000 writes") && note.contains("as one block"),
+        "{note}"
+    );
     let stats = stats_json(&db);
     assert_eq!(stats["leaf_count"], 40_100);
     let summary = one_line(&ubt(&["verify", "--db", &db], None));
@@ -615,4 +617,108 @@ fn a_large_load_into_a_small_database_gives_the_root_of_the_union() {
 fn manifest_dir() -> std::path::PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR")
         .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+}
+
+/// The bytes of every file of the database at `db`.
+fn snapshot_files(db: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(db)
+        .expect("list")
+        .map(|e| {
+            let e = e.expect("entry");
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read(e.path()).expect("read"))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Adversarial review, findings 4 and 9: the first `root`/`get`/`verify`
+/// cut the WAL after its last intact record (destroying the evidence), and
+/// every read command took the writer's lock. Read commands now change no
+/// byte, even of a WAL with a torn tail.
+#[test]
+fn read_commands_change_no_byte_of_the_database() {
+    let dir = TempDir::new();
+    let db_path = dir.path("db");
+    let db = text(&db_path);
+    let input = repo_file("examples/state.jsonl");
+    assert!(load(&db, &input).status.success());
+    let mut seed = 3u64;
+    let more: String = (0..50)
+        .map(|_| line(&pseudo_random_hex(&mut seed), &pseudo_random_hex(&mut seed)))
+        .collect();
+    assert!(load(&db, &dir.write("more.jsonl", more.as_bytes()))
+        .status
+        .success());
+    // A torn tail after the last record, as a crash mid-commit leaves.
+    let wal = db_path.join("ubt.wal");
+    let mut bytes = std::fs::read(&wal).expect("wal");
+    bytes.extend_from_slice(&[0x5a; 300]);
+    std::fs::write(&wal, &bytes).expect("write wal");
+    let before = snapshot_files(&db_path);
+    let key = parse_jsonl(&std::fs::read_to_string(&input).expect("input"))[0]
+        .0
+        .clone();
+    for args in [
+        vec!["get", "--db", &db, &key],
+        vec!["root", "--db", &db],
+        vec!["verify", "--db", &db],
+        vec!["stats", "--db", &db],
+    ] {
+        let out = ubt(&args, None);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            snapshot_files(&db_path),
+            before,
+            "{args:?} changed the database"
+        );
+    }
+}
+
+/// Adversarial review, finding 5: with `ubt.wal` a symbolic link, `ubt
+/// root` followed it and truncated its target to 0 bytes.
+#[test]
+fn a_symlinked_database_file_is_refused_and_its_target_untouched() {
+    let dir = TempDir::new();
+    let db_path = dir.path("db");
+    let db = text(&db_path);
+    assert!(load(&db, &repo_file("examples/state.jsonl"))
+        .status
+        .success());
+    let victim = dir.write("victim.txt", b"precious bytes that must survive\n");
+    let wal = db_path.join("ubt.wal");
+    std::fs::rename(&wal, dir.path("moved.wal")).expect("move");
+    std::os::unix::fs::symlink(&victim, &wal).expect("symlink");
+    for args in [
+        vec!["root", "--db", &db],
+        vec!["get", "--db", &db, &hex32(1)],
+    ] {
+        let out = ubt(&args, None);
+        assert_fails(&out, 1, "symbolic link");
+    }
+    assert_eq!(
+        std::fs::read(&victim).expect("victim"),
+        b"precious bytes that must survive\n"
+    );
+}
+
+/// Adversarial review, finding 11: a deleted `ubt.meta` in a populated
+/// directory said "no database"; it is a damaged one.
+#[test]
+fn a_missing_meta_file_beside_data_is_a_damaged_database() {
+    let dir = TempDir::new();
+    let db_path = dir.path("db");
+    let db = text(&db_path);
+    assert!(load(&db, &repo_file("examples/state.jsonl"))
+        .status
+        .success());
+    std::fs::remove_file(db_path.join("ubt.meta")).expect("remove");
+    assert_fails(
+        &ubt(&["root", "--db", &db], None),
+        1,
+        "meta file is missing",
+    );
+    let out = load(&db, &repo_file("examples/state.jsonl"));
+    assert_fails(&out, 1, "meta file is missing");
 }

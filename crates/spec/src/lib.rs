@@ -8,6 +8,8 @@
 //! * [`hash`], [`stem`]: SHA-256 merkleization of internal and stem nodes.
 //! * [`reference`]: the obviously-correct oracle tree.
 //! * [`fast`]: the arena-based, dirty-tracking, parallel in-memory tree.
+//! * [`sorted_root`]: the root of key-sorted entries in one streaming pass,
+//!   without building a tree (memory: the trie's depth).
 //! * [`account`]: geth's account-level operations over any [`StateTree`].
 //! * [`view`]: read-only structural access used by [`geth`], the node-blob
 //!   codec (group depth 1..8) and witness walker.
@@ -39,6 +41,7 @@ pub mod geth;
 pub mod hash;
 pub mod key;
 pub mod reference;
+pub mod sorted_root;
 pub mod stem;
 pub mod tree;
 pub mod view;

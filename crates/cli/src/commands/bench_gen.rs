@@ -29,7 +29,7 @@ pub fn run(args: &GenArgs) -> Result<(), CliError> {
             bars.done();
             output::line(format_args!(
                 "{}: {} records, {} tree entries, {} bytes of state.jsonl",
-                report.dir.display(),
+                output::path(&report.dir),
                 report.meta.state_records,
                 report.meta.tree_entries.unwrap_or_default(),
                 report.state_bytes
@@ -51,8 +51,8 @@ pub fn run(args: &GenArgs) -> Result<(), CliError> {
             bars.done();
             output::line(format_args!(
                 "{} and {}: {} keys, {} bytes of state.jsonl",
-                report.reads_dir.display(),
-                report.writes_dir.display(),
+                output::path(&report.reads_dir),
+                output::path(&report.writes_dir),
                 args.entries,
                 report.state_bytes
             ))

@@ -33,5 +33,5 @@ pub fn run(args: &ReportArgs) -> Result<(), CliError> {
         ..ReportOptions::default()
     };
     let written = write_report(&metrics, Path::new(&args.out), &args.stem, &options)?;
-    output::line(format_args!("report: {}", written.markdown.display()))
+    output::line(format_args!("report: {}", output::path(&written.markdown)))
 }

@@ -135,11 +135,11 @@ fn execute(config: &RunConfig, bars: &mut PhaseBars) -> Result<RunOutcome, CliEr
         "{} runs now, {} resumed; metrics: {}",
         outcome.runs_done,
         outcome.runs_resumed,
-        outcome.metrics_path.display()
+        output::path(&outcome.metrics_path)
     ))?;
     output::line(format_args!(
         "report: {}",
-        outcome.report.markdown.display()
+        output::path(&outcome.report.markdown)
     ))?;
     Ok(outcome)
 }

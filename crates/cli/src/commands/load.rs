@@ -1,7 +1,12 @@
-//! `ubt load`: key/value pairs into a database. A directory that holds no
-//! database gets one built from the sorted input ([`Db::build`]); an
-//! existing database gets the input applied as one block, committed in
-//! chunks of at most [`CHUNK_WRITES_MAX`] writes.
+//! `ubt load`: key/value pairs into a database, always as ONE atomic
+//! block. A directory that holds no database, or an empty one (a build
+//! that failed part-way leaves one), gets one built from the sorted input
+//! ([`Db::build`]); an existing database gets the input as one bulk block
+//! ([`Db::apply_bulk`]): changed buckets beyond the memory budget are
+//! staged into free blocks and the block is committed by a single
+//! checkpoint, so a crash or a full disk at any point leaves the database
+//! at the state before the load or after it, never in between. The input
+//! itself is held in memory (64 bytes per entry) to be sorted.
 
 use alloy_primitives::B256;
 use rayon::slice::ParallelSliceMut;
@@ -13,9 +18,6 @@ use crate::error::CliError;
 use crate::output;
 use crate::progress;
 use crate::source::read_any;
-
-/// Most writes applied and committed at once.
-pub const CHUNK_WRITES_MAX: usize = 1_000_000;
 
 /// Runs `ubt load`.
 pub fn run(args: &LoadArgs) -> Result<(), CliError> {
@@ -32,26 +34,34 @@ pub fn run(args: &LoadArgs) -> Result<(), CliError> {
             ..options.clone()
         },
     ) {
+        Ok(db) if is_empty(&db) => {
+            // Nothing was ever committed (a fresh or failed build): build
+            // anew, which reuses the data file's space from its start.
+            drop(db);
+            None
+        }
         Ok(db) => Some(db),
         Err(StoreError::NotFound(_)) => None,
         Err(error) => return Err(error.into()),
     };
-    let entries = read_any(&args.input, args.format)?;
+    let mut entries = read_any(&args.input, args.format)?;
+    entries.par_sort_by_key(|(key, _)| *key);
     let root = match existing {
-        Some(db) => apply(db, &entries, &args.db)?,
+        Some(db) => apply(db, entries, &args.db)?,
         None => build(options, entries, &args.db)?,
     };
     output::line(hex32(&root))
 }
 
-/// Builds a new database in `dir` from `entries` (sorted here, stably, so
-/// the last of equal keys wins as it does in [`Db::build`]).
-fn build(
-    options: Options,
-    mut entries: Vec<(B256, B256)>,
-    dir: &str,
-) -> Result<[u8; 32], CliError> {
-    entries.par_sort_by_key(|(key, _)| *key);
+/// Whether `db` holds nothing and never committed anything.
+fn is_empty(db: &Db) -> bool {
+    let stats = db.stats();
+    stats.generation == 0 && stats.commit_seq == 0 && stats.leaf_count == 0
+}
+
+/// Builds a new database in `dir` from `entries` (sorted, stably, so the
+/// last of equal keys wins as it does in [`Db::build`]).
+fn build(options: Options, entries: Vec<(B256, B256)>, dir: &str) -> Result<[u8; 32], CliError> {
     let bar = progress::entries(entries.len() as u64, "building");
     let (db, report) = Db::build(dir, options, bar.wrap_iter(entries.into_iter()))?;
     bar.finish_and_clear();
@@ -68,27 +78,15 @@ fn build(
     Ok(root)
 }
 
-/// Applies `entries` to the open `db` as one block, in commits of at most
-/// [`CHUNK_WRITES_MAX`] writes, then checkpoints and closes it.
-fn apply(mut db: Db, entries: &[(B256, B256)], dir: &str) -> Result<[u8; 32], CliError> {
-    let bar = progress::entries(entries.len() as u64, "applying");
-    let mut commits = 0u64;
-    let mut rest = entries;
-    while !rest.is_empty() {
-        let (chunk, later) = rest.split_at(CHUNK_WRITES_MAX.min(rest.len()));
-        db.apply_block(chunk)?;
-        commits += 1;
-        bar.inc(chunk.len() as u64);
-        rest = later;
-    }
+/// Applies the sorted `entries` to the open `db` as one bulk block.
+fn apply(mut db: Db, entries: Vec<(B256, B256)>, dir: &str) -> Result<[u8; 32], CliError> {
+    let count = entries.len() as u64;
+    let bar = progress::entries(count, "applying");
+    let root = db.apply_bulk(bar.wrap_iter(entries.into_iter()))?;
     bar.finish_and_clear();
-    let root = db.root();
-    db.close()?;
     output::note(format_args!(
-        "ubt: applied {} write{} to the existing database at {dir} as one block ({commits} commit{})",
-        entries.len(),
-        plural(entries.len() as u64),
-        plural(commits)
+        "ubt: applied {count} write{} to the existing database at {dir} as one block",
+        plural(count)
     ));
     Ok(root)
 }
