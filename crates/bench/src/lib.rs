@@ -31,6 +31,7 @@ pub mod device;
 pub mod diskstats;
 pub mod error;
 pub mod gen;
+pub mod lines;
 pub mod machine;
 pub mod metrics;
 pub mod natural;

@@ -195,6 +195,9 @@ pub fn parse_metrics_line(line: &str) -> Result<Option<BlockMetrics>, String> {
         .map_err(|e| format!("not block metrics: {e}"))
 }
 
+/// Longest metrics line accepted (one block's record is a few hundred bytes).
+pub const METRICS_LINE_BYTES_MAX: usize = 1 << 20;
+
 /// Reads JSON-lines block metrics; an error names `source_name` and the
 /// 1-based number of the first bad line. Blank lines and event records are
 /// skipped (see [`parse_metrics_line`]).
@@ -203,7 +206,7 @@ pub fn read_metrics(
     source_name: &str,
 ) -> Result<Vec<BlockMetrics>, BenchError> {
     let mut out = Vec::new();
-    for (index, line) in reader.lines().enumerate() {
+    for (index, line) in crate::lines::bounded_lines(reader, METRICS_LINE_BYTES_MAX).enumerate() {
         let error = |message: String| BenchError::Metrics {
             source_name: source_name.to_string(),
             line: index + 1,

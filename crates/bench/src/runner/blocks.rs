@@ -2,7 +2,7 @@
 //! workload and the state's ERC20 and sequential contracts), or the
 //! recorded accesses of a `blocks.jsonl` to replay.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::path::Path;
 
 use alloy_primitives::Address;
@@ -142,11 +142,17 @@ pub struct ReplayBlock {
     pub writes: Vec<WriteRecord>,
 }
 
+/// Longest `blocks.jsonl` line accepted (a 100M-gas block's reads and
+/// writes take a few MB).
+pub const BLOCK_LINE_BYTES_MAX: usize = 256 << 20;
+
 /// Reads and parses a `blocks.jsonl`; an error names the file and line.
 pub fn read_blocks(path: &Path) -> Result<Vec<ReplayBlock>, BenchError> {
     let file = std::fs::File::open(path).map_err(|e| BenchError::io_at("opening", path, e))?;
     let mut blocks = Vec::new();
-    for (index, line) in BufReader::new(file).lines().enumerate() {
+    for (index, line) in
+        crate::lines::bounded_lines(BufReader::new(file), BLOCK_LINE_BYTES_MAX).enumerate()
+    {
         let bad = |message: String| BenchError::Metrics {
             source_name: path.display().to_string(),
             line: index + 1,

@@ -33,7 +33,12 @@ use crate::format::{blocks_for, Extent};
 use crate::upper::BucketId;
 
 /// Writes applied per chunk, at least (the budget may allow more).
-const CHUNK_WRITES_MIN: usize = 4096;
+const CHUNK_WRITES_MIN: usize = 1024;
+/// Memory of a changed bucket in the worst case a chunk is sized for
+/// (a full 4 KiB bucket decoded, with its stems' cached hashes).
+const BUCKET_MEMORY_BYTES: usize = 16 << 10;
+/// Buckets encoded and written at a time when staging.
+const STAGE_GROUP_BUCKETS: usize = 1024;
 
 impl Store {
     /// Applies `sorted_writes` (ascending keys; equal keys allowed, the
@@ -62,7 +67,9 @@ impl Store {
     }
 
     fn apply_bulk_inner(&mut self, writes: impl Iterator<Item = (B256, B256)>) -> Result<[u8; 32]> {
-        let chunk_len = (self.options.dirty_bytes_max() / 256)
+        // Each write of a chunk may land in a bucket of its own: a chunk
+        // must fit the changed buckets' share of the budget on its own.
+        let chunk_len = (self.options.dirty_bytes_max() / BUCKET_MEMORY_BYTES / 2)
             .clamp(CHUNK_WRITES_MIN, crate::wal::LAYER_OPS_MAX);
         let mut chunk: Vec<(B256, Option<B256>)> = Vec::with_capacity(chunk_len.min(1 << 20));
         let mut last: Option<B256> = None;
@@ -108,42 +115,47 @@ impl Store {
 
     /// Writes every changed bucket to fresh blocks and drops it from
     /// memory (see the module documentation: no meta record refers to
-    /// these blocks until the bulk apply's checkpoint).
+    /// these blocks until the bulk apply's checkpoint). Buckets are encoded
+    /// [`STAGE_GROUP_BUCKETS`] at a time, so staging holds at most that many
+    /// encodings beside the buckets it frees; staged buckets do not enter
+    /// the clean cache (sorted writes move on and do not come back).
     fn stage_dirty_buckets(&mut self) -> Result<()> {
         let dirty: Vec<BucketId> = (0..self.buckets.len() as BucketId)
             .filter(|&id| self.buckets[id as usize].dirty.is_some())
             .collect();
-        let encoded: Vec<Option<Vec<u8>>> = dirty
-            .par_iter()
-            .map(|&id| {
-                self.buckets[id as usize]
-                    .dirty
-                    .as_deref()
-                    .filter(|contents| !contents.is_empty())
-                    .map(codec::encode)
-            })
-            .collect();
         let data = Arc::clone(&self.data);
         let mut writer = RunWriter::new(data.as_ref());
-        for (&id, bytes) in dirty.iter().zip(encoded) {
-            let extent = match &bytes {
-                Some(bytes) => {
-                    let block = self.alloc.alloc(blocks_for(bytes.len()));
-                    let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-                    writer.write(block, bytes)?;
-                    Some(Extent::at_block(block, bytes.len(), crc))
+        for group in dirty.chunks(STAGE_GROUP_BUCKETS) {
+            let encoded: Vec<Option<Vec<u8>>> = group
+                .par_iter()
+                .map(|&id| {
+                    self.buckets[id as usize]
+                        .dirty
+                        .as_deref()
+                        .filter(|contents| !contents.is_empty())
+                        .map(codec::encode)
+                })
+                .collect();
+            for (&id, bytes) in group.iter().zip(encoded) {
+                let extent = match &bytes {
+                    Some(bytes) => {
+                        let block = self.alloc.alloc(blocks_for(bytes.len()));
+                        let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                        writer.write(block, bytes)?;
+                        Some(Extent::at_block(block, bytes.len(), crc))
+                    }
+                    None => None,
+                };
+                let slot = &mut self.buckets[id as usize];
+                // The old extent stays the durable checkpoint's (or was
+                // staged earlier): freed once the bulk apply's checkpoint
+                // is durable.
+                if let Some(old) = std::mem::replace(&mut slot.extent, extent) {
+                    self.released.push(old.blocks());
                 }
-                None => None,
-            };
-            let slot = &mut self.buckets[id as usize];
-            // The old extent stays the durable checkpoint's (or was staged
-            // earlier): freed once the bulk apply's checkpoint is durable.
-            if let Some(old) = std::mem::replace(&mut slot.extent, extent) {
-                self.released.push(old.blocks());
-            }
-            slot.dirty = None;
-            if let (Some(bytes), Some(at)) = (bytes, extent) {
-                self.cache.insert(id, at, Arc::from(bytes));
+                if let Some(contents) = slot.dirty.take() {
+                    self.dirty_bytes = self.dirty_bytes.saturating_sub(contents.memory_bytes());
+                }
             }
         }
         writer.flush()?;
