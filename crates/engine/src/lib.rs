@@ -58,6 +58,9 @@ pub use ubt_store::{
 };
 use ubt_store::{Snapshot, Store};
 
+/// The on-disk format version this build reads and writes.
+pub const FORMAT_VERSION: u16 = ubt_store::format::FORMAT_VERSION;
+
 /// The most writes one [`Db::apply`] block may hold (~16.7 M).
 pub const MAX_BLOCK_WRITES: usize = ubt_store::wal::LAYER_OPS_MAX;
 

@@ -32,6 +32,9 @@ pub struct LoadMarker {
     pub seconds: f64,
     /// Bytes of the database directory after the load.
     pub disk_bytes: u64,
+    /// ubt's on-disk format version when it was loaded: a database of
+    /// another format is loaded again (a marker without it, too).
+    pub format_version: u16,
 }
 
 /// Identity of a state file: its device and inode (so hard links of one
@@ -82,6 +85,7 @@ pub fn loaded(
         && marker.state == path
         && marker.state_bytes == bytes
         && marker.state_mtime_s == mtime
+        && marker.format_version == ubt_engine::FORMAT_VERSION
         && db.is_dir();
     Ok(same.then_some(marker))
 }
@@ -118,6 +122,7 @@ pub fn new_marker(
         entries,
         seconds: started.elapsed().as_secs_f64(),
         disk_bytes: dir_bytes(db)?,
+        format_version: ubt_engine::FORMAT_VERSION,
     })
 }
 
