@@ -23,6 +23,7 @@ fn main() -> std::io::Result<()> {
     write("meta_choice", &store.meta_choice)?;
     write("wal_record", &store.wal_record)?;
     write("wal_replay", &store.wal_replay)?;
+    write("wal_mark", &store.wal_mark)?;
     write("revert_segment", &store.revert_segment)?;
     write("store_open", &store.store_open)?;
     write("model", &store.model)?;

@@ -3,8 +3,9 @@
 //! The workload ([`common::workload`]: blocks applied as layers, persists of some
 //! layers only, commits of several, reverts of unpersisted layers and
 //! durable reverts of persisted blocks, checkpoints writing the revert
-//! window as a segment, reopens, writes lost to a reopen; a memory budget
-//! small enough that most persists also checkpoint) is run on a fresh
+//! window as a segment, reopens, writes lost to a reopen, bulk applies
+//! staging their buckets before their checkpoint; a memory budget small
+//! enough that most persists also checkpoint) is run on a fresh
 //! simulated disk once per crash point `k = 0, 1, ...`: the disk refuses
 //! operation `k` and every later one ([`SimDir::set_crash_at`]), so the
 //! workload stops there. The last point is the first `k` the workload
@@ -14,9 +15,11 @@
 //! operations dropped, kept, and a few random subsets of them, kept whole,
 //! reordered, torn at a sector boundary or torn at any byte. Each image
 //! must open without any error, `verify` clean, and be exactly at the last
-//! WAL record whose step returned `Ok` before the crash, or at the one in
-//! flight when the crash hit (if any): same commit sequence number, same
-//! root, every value equal to the reference tree's at that record. The
+//! commit whose step returned `Ok` before the crash, or at the one in
+//! flight when the crash hit (if any; for a bulk apply, the state before
+//! or after the whole block, or after the record of the layers it
+//! commits first): same commit sequence number, same root, every value
+//! equal to the reference tree's at that commit. The
 //! recovered database must then revert one persisted block when the
 //! revert window holds one (the window survives the crash too), take one
 //! more block, commit and checkpoint it, and reopen at the root the
@@ -51,7 +54,7 @@ use ubt_store::{Store, StoreError};
 
 /// Rounds of the workload (about 900 crash points; the cost grows with the
 /// square of the crash points, so the long mode runs more seeds instead).
-const ROUNDS: usize = 9;
+const ROUNDS: usize = 7;
 /// Crash images the default run must check at least.
 const IMAGES_MIN: usize = 5_000;
 /// Crash images the long mode checks by default.
@@ -212,6 +215,11 @@ struct Tally {
     at_in_flight: usize,
     /// Distinct images whose recovered database then reverted a block.
     reverted: usize,
+    /// Crash points inside bulk applies, their images, and the images
+    /// recovered after the whole block.
+    bulk_points: u64,
+    bulk_images: usize,
+    bulk_after: usize,
     failures: Vec<String>,
 }
 
@@ -241,8 +249,11 @@ fn enumerate(script: &Script, seed: u64, random_rounds: u64) -> Tally {
             assert!(is_crash, "seed {seed} k {k}: the run stopped on {error}");
         }
         let allowed = progress.allowed();
+        let in_bulk = matches!(script.steps.get(progress.step), Some(Step::Bulk { .. }));
+        tally.bulk_points += u64::from(in_bulk);
         for (mode, image_seed) in image_modes(k, seed, random_rounds) {
             tally.images += 1;
+            tally.bulk_images += usize::from(in_bulk);
             let image = sim.crash_image(mode, image_seed);
             let hash = image_hash(&image);
             let result = match seen.get(&hash) {
@@ -266,14 +277,21 @@ fn enumerate(script: &Script, seed: u64, random_rounds: u64) -> Tally {
             };
             match result {
                 Ok(seq) if seq == progress.acked => tally.at_acked += 1,
-                Ok(_) => tally.at_in_flight += 1,
+                Ok(seq) => {
+                    tally.at_in_flight += 1;
+                    tally.bulk_after +=
+                        usize::from(in_bulk && seq == progress.acked + progress.in_flight);
+                }
                 Err(what) => {
                     tally.failed += 1;
                     if tally.failures.len() < 40 {
                         tally.failures.push(format!(
-                            "seed {seed} k {k} ({} acked, in flight: {}) {mode:?} image seed \
-                             {image_seed}: {what}",
-                            progress.acked, progress.in_flight
+                            "seed {seed} k {k} (step {} {}, {} acked, {} in flight) {mode:?} \
+                             image seed {image_seed}: {what}",
+                            progress.step,
+                            script.steps.get(progress.step).map_or("end", Step::name),
+                            progress.acked,
+                            progress.in_flight
                         ));
                     }
                 }
@@ -353,7 +371,7 @@ fn power_loss_at_every_operation() {
     let tally = enumerate(&script, seed, RANDOM_ROUNDS);
     println!(
         "{} crash points, {} crash images ({} distinct, {} of them reverted a block after \
-         recovery), recovered at the last acknowledged record {}, at the one in flight {}, {} \
+         recovery), recovered at the last acknowledged commit {}, at the one in flight {}, {} \
          failed; {:.1} s",
         tally.points,
         tally.images,
@@ -363,6 +381,10 @@ fn power_loss_at_every_operation() {
         tally.at_in_flight,
         tally.failed,
         started.elapsed().as_secs_f64()
+    );
+    println!(
+        "inside bulk applies: {} crash points, {} crash images, {} recovered after the whole block",
+        tally.bulk_points, tally.bulk_images, tally.bulk_after
     );
     assert_eq!(
         tally.points,
@@ -383,6 +405,10 @@ fn power_loss_at_every_operation() {
     assert!(
         tally.at_in_flight > 0,
         "no recovery kept a record in flight"
+    );
+    assert!(
+        tally.bulk_points > 0 && tally.bulk_after > 0,
+        "no crash point inside a bulk apply recovered the block"
     );
 }
 
@@ -422,6 +448,9 @@ fn power_loss_long(seed: u64, target: usize) {
                     totals.at_acked += tally.at_acked;
                     totals.at_in_flight += tally.at_in_flight;
                     totals.reverted += tally.reverted;
+                    totals.bulk_points += tally.bulk_points;
+                    totals.bulk_images += tally.bulk_images;
+                    totals.bulk_after += tally.bulk_after;
                     totals.failures.extend(tally.failures.into_iter().take(10));
                 }
             });
@@ -430,8 +459,9 @@ fn power_loss_long(seed: u64, target: usize) {
     let totals = totals.into_inner().unwrap_or_else(|e| e.into_inner());
     println!(
         "long mode: {} seeds, {} crash points, {} crash images ({} distinct, {} of them \
-         reverted a block after recovery), recovered at the last acknowledged record {}, at \
-         the one in flight {}, {} failed; {:.0} s",
+         reverted a block after recovery), recovered at the last acknowledged commit {}, at \
+         the one in flight {}, {} failed; inside bulk applies {} crash points, {} images, {} \
+         recovered after the whole block; {:.0} s",
         next_seed.load(Ordering::Relaxed) - seed,
         totals.points,
         totals.images,
@@ -440,6 +470,9 @@ fn power_loss_long(seed: u64, target: usize) {
         totals.at_acked,
         totals.at_in_flight,
         totals.failed,
+        totals.bulk_points,
+        totals.bulk_images,
+        totals.bulk_after,
         started.elapsed().as_secs_f64()
     );
     assert!(

@@ -5,17 +5,23 @@
 //! `<dir>` on real files (a small memory budget, so checkpoints happen
 //! every few commits; `SyncMode::Always`), prints `opened <seq> 0x<root>`,
 //! then commits block after block, printing `acked <seq> 0x<root>` after
-//! each `commit()` returns. Block `n`'s writes are a function of the seed
-//! and `n` alone, so the parent can rebuild every state with the reference
-//! tree.
+//! each `commit()` returns. About one block in ten is instead a bulk
+//! block of a few thousand sorted writes, applied with `apply_bulk` (its
+//! buckets staged under the small budget, then one checkpoint) and
+//! acknowledged only once that returns. Block `n`'s writes (and whether it
+//! is a bulk block) are a function of the seed and `n` alone, so the
+//! parent can rebuild every state with the reference tree.
 //!
 //! The parent kills the child after a random number of acknowledgements
 //! (sometimes none: during start-up or recovery) plus a random delay of up
-//! to a millisecond, then reopens the database: it must open, be at the
-//! last acknowledged commit or the one after it (in flight at the kill),
-//! with the reference's root and values, and `verify` clean. The next
-//! child continues on the same database, so recovery follows recovery; a
-//! fresh database is started every few kills.
+//! to a millisecond (20 ms when a bulk block is next, so that the kill
+//! lands anywhere in it), then reopens the database: it must open, be at
+//! the last acknowledged commit or the one after it (in flight at the
+//! kill; a bulk block in flight lands whole or not at all: the state
+//! before or after it), with the reference's root and values, and
+//! `verify` clean. The next child continues on the same database, so
+//! recovery follows recovery; a fresh database is started every few
+//! kills.
 //!
 //! 200 kills by default, 10,000 with `UBT_LONG=1`, `UBT_KILLS=<n>` for any
 //! other number. Rerun with
@@ -46,6 +52,8 @@ const KILLS_PER_DATABASE: usize = 10;
 /// The child stops on its own after this many blocks (it is always killed
 /// long before).
 const CHILD_BLOCKS_MAX: u64 = 100_000;
+/// One block in this many is a bulk block.
+const BULK_EVERY: u64 = 10;
 
 fn store_options() -> Options {
     Options {
@@ -56,14 +64,26 @@ fn store_options() -> Options {
     }
 }
 
+/// Whether block `n` of the database seeded with `seed` is a bulk block.
+fn is_bulk(seed: u64, n: u64) -> bool {
+    Rng(seed ^ 0xb01c ^ n.wrapping_mul(0xd1b5_4a32_d192_ed03)).below(BULK_EVERY) == 0
+}
+
 /// The writes of block `n` (the commit with sequence number `n`) of the
 /// database seeded with `seed`: new stems, stems of earlier blocks and
-/// stems sharing long prefixes, about one value in eight zero.
+/// stems sharing long prefixes, about one value in eight zero. A bulk
+/// block has 1,500 to 3,500 writes sorted by key (of equal keys, the one
+/// written last stays last, as it wins in `apply_bulk`).
 fn block(seed: u64, n: u64) -> Vec<(B256, B256)> {
     let mut rng = Rng(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let bulk = is_bulk(seed, n);
     let max = if rng.below(6) == 0 { 400 } else { 60 };
-    let size = 1 + rng.below(max);
-    (0..size)
+    let size = if bulk {
+        1500 + rng.below(2000)
+    } else {
+        1 + rng.below(max)
+    };
+    let mut writes: Vec<(B256, B256)> = (0..size)
         .map(|_| {
             // Stem `i` of a pool that grows with the block number.
             let i = rng.below(64 + 8 * n);
@@ -80,7 +100,11 @@ fn block(seed: u64, n: u64) -> Vec<(B256, B256)> {
             };
             (B256::from(key), value)
         })
-        .collect()
+        .collect();
+    if bulk {
+        writes.sort_by_key(|(key, _)| *key);
+    }
+    writes
 }
 
 /// The child: commit blocks forever, acknowledging each on stdout.
@@ -104,8 +128,15 @@ fn child(spec: &str) {
         if n > CHILD_BLOCKS_MAX {
             return;
         }
-        store.apply(&block(seed, n)).expect("child apply");
-        let root = store.commit().expect("child commit");
+        let writes = block(seed, n);
+        let root = if is_bulk(seed, n) {
+            store
+                .apply_bulk(writes.iter().copied())
+                .expect("child bulk apply")
+        } else {
+            store.apply(&writes).expect("child apply");
+            store.commit().expect("child commit")
+        };
         writeln!(out, "acked {n} {}", hex_root(&root)).expect("stdout");
         out.flush().expect("stdout");
     }
@@ -302,6 +333,9 @@ fn sigkill_during_commits() {
     let mut databases = 0u64;
     let mut checkpoints = 0u64;
     let (mut total_acks, mut in_flight_recovered, mut during_startup) = (0u64, 0usize, 0usize);
+    // Bulk blocks acknowledged; kills with a bulk block next (in flight, or
+    // about to start), and how many of those recovered it.
+    let (mut bulk_acks, mut bulk_in_flight, mut bulk_recovered) = (0u64, 0usize, 0usize);
     for kill in 0..kills {
         if kill % KILLS_PER_DATABASE == 0 {
             checkpoints += db.as_ref().map_or(0, |db| db.generation);
@@ -314,11 +348,24 @@ fn sigkill_during_commits() {
         } else {
             1 + rng.below(12)
         };
-        let delay = Duration::from_micros(rng.below(1000));
+        // A bulk block next takes longer: the kill may land anywhere in it.
+        let next = db.recovered + acks + 1;
+        let delay = Duration::from_micros(if acks > 0 && is_bulk(db.seed, next) {
+            rng.below(20_000)
+        } else {
+            rng.below(1000)
+        });
         let context = format!("seed {seed} kill {kill} (after {acks} acks + {delay:?})");
         let before = db.recovered;
         let (seen, recovered) = kill_once(db, acks, delay, &context);
         total_acks += seen;
+        bulk_acks += (before + 1..=before + seen)
+            .filter(|&n| is_bulk(db.seed, n))
+            .count() as u64;
+        if is_bulk(db.seed, before + seen + 1) {
+            bulk_in_flight += 1;
+            bulk_recovered += usize::from(recovered > before + seen);
+        }
         if acks == 0 && seen == 0 {
             during_startup += 1;
         }
@@ -328,9 +375,11 @@ fn sigkill_during_commits() {
     }
     checkpoints += db.as_ref().map_or(0, |db| db.generation);
     println!(
-        "{kills} kills over {databases} databases: {total_acks} commits acknowledged, \
-         {checkpoints} checkpoints, {in_flight_recovered} recoveries kept the commit in flight, \
-         {during_startup} kills before the first acknowledgement; {:.1} s",
+        "{kills} kills over {databases} databases: {total_acks} commits acknowledged \
+         ({bulk_acks} of them bulk blocks), {checkpoints} checkpoints, {in_flight_recovered} \
+         recoveries kept the commit in flight, {during_startup} kills before the first \
+         acknowledgement; {bulk_in_flight} kills with a bulk block next, {bulk_recovered} of them \
+         recovered it; {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }

@@ -193,6 +193,49 @@ pub fn wal_record(data: &[u8]) -> Result<(), Finding> {
     Ok(())
 }
 
+/// WAL header marks: `[control][header bytes]`, read as the first bytes
+/// of a log (slot `s` from bytes `[512 s, 512 s + 512)`, whichever are
+/// there); with bit 0 set, the CRC of each whole slot is recomputed first.
+/// The whole input is also decoded as one mark in slot `(control >> 1) & 1`.
+/// An accepted mark re-encodes to exactly its bytes and belongs in the
+/// slot it was read from, with its base at most its commit and its end at
+/// or after the records' start; [`wal::Mark::newest`] over the header is
+/// the newest (by epoch, then commit) of the slots that decode.
+pub fn wal_mark(data: &[u8]) -> Result<(), Finding> {
+    let (control, rest) = split_control(data);
+    let mut header = rest.to_vec();
+    if control & 1 != 0 {
+        for slot in header.chunks_exact_mut(wal::MARK_BYTES) {
+            let crc = crate::format::checksum(&slot[4..]);
+            slot[..4].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    let accepted = |bytes: &[u8], slot: usize| -> Result<Option<wal::Mark>, Finding> {
+        let Some(mark) = wal::Mark::decode(bytes, slot) else {
+            return Ok(None);
+        };
+        if mark.encode() != bytes {
+            return Err("a decoded WAL mark re-encodes differently".into());
+        }
+        if mark.slot() != slot || mark.seq < mark.base_seq || mark.end < wal::RECORDS_START {
+            return Err("an accepted WAL mark breaks its invariants".into());
+        }
+        Ok(Some(mark))
+    };
+    accepted(&header, usize::from((control >> 1) & 1))?;
+    let mut decoded = Vec::new();
+    for slot in 0..2 {
+        if let Some(bytes) = header.get(slot * wal::MARK_BYTES..(slot + 1) * wal::MARK_BYTES) {
+            decoded.extend(accepted(bytes, slot)?);
+        }
+    }
+    let newest = decoded.iter().copied().max_by_key(|m| (m.epoch, m.seq));
+    if wal::Mark::newest(&header) != newest {
+        return Err("Mark::newest disagrees with decoding each slot".into());
+    }
+    Ok(())
+}
+
 /// WAL replay: `[control][epoch][base sequence number][log file bytes]`
 /// (header marks included). With bit 0 set, the CRC of every record found
 /// walking the log by its length fields is recomputed; with bit 1, the CRC

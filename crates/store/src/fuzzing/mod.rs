@@ -17,8 +17,8 @@
 //! checksum.
 //!
 //! * [`decoders`]: buckets, trie pages, meta slots and the choice between
-//!   them, WAL records and WAL replay, revert segments, and whole database
-//!   images opened and verified.
+//!   them, WAL records, WAL header marks and WAL replay, revert segments,
+//!   and whole database images opened and verified.
 //! * [`model`]: the operation-sequence target.
 //! * [`seeds`]: valid inputs for every target, taken from a real database.
 

@@ -1,8 +1,8 @@
 //! The model-based target: an input is a program of store operations
-//! (apply, persist, commit, checkpoint, revert, reopen, power loss, an
-//! injected I/O fault before the next operation) run against the store on
-//! a simulated disk and against a model (a chain of reference trees, one
-//! per applied block, with the revert window) side by side.
+//! (apply, persist, commit, checkpoint, bulk apply, revert, reopen, power
+//! loss, an injected I/O fault before the next operation) run against the
+//! store on a simulated disk and against a model (a chain of reference
+//! trees, one per applied block, with the revert window) side by side.
 //!
 //! After every operation the store's root equals the model's; a revert
 //! succeeds exactly when the model's window allows it; a reopen or a
@@ -10,6 +10,13 @@
 //! fault the error is typed and a reopen lands at the state before or
 //! after the failed operation; reads at the tip and at older layers equal
 //! the reference; the final store verifies clean.
+//!
+//! A bulk apply ([`Store::apply_bulk`]) is modelled as a commit of every
+//! block, then one more block, persisted, that empties the revert window
+//! and replaces the chain (nothing before it can be reverted to). After it
+//! fails, the handle refuses writes, and reads too unless the failure was
+//! in the commit it starts with; a reopen lands before the commit, after
+//! it, or after the whole block.
 
 use std::sync::Arc;
 
@@ -139,6 +146,9 @@ struct Run {
     options: Options,
     model: Model,
     counter: u64,
+    /// The block of the bulk apply under way (until it returns `Ok`): a
+    /// reopen after it failed may find it durable.
+    bulk: Option<Block>,
 }
 
 impl Run {
@@ -162,6 +172,8 @@ impl Run {
         match op {
             0..=2 => self.apply(op, arg, input),
             3 => self.persist(arg),
+            // A quarter of the checkpoints are bulk applies instead.
+            5 if arg % 4 == 3 => self.bulk(arg, input),
             4 | 5 => {
                 let store = self.store()?;
                 if op == 4 {
@@ -237,6 +249,96 @@ impl Run {
             persisted: false,
         });
         Ok(())
+    }
+
+    /// A bulk block of 16 to 1,036 sorted writes over unrelated keys and
+    /// the small ones (so it changes buckets the layers hold too).
+    fn bulk(&mut self, arg: u8, input: &mut Input<'_>) -> Step {
+        let count = 16 + usize::from(input.byte()) * 4;
+        let start = u16::from(input.byte()) << 8 | u16::from(arg);
+        let mut writes: Vec<(B256, B256)> = (0..count)
+            .map(|i| {
+                let key = if i % 4 == 0 {
+                    small_key((i / 4) as u8 ^ arg)
+                } else {
+                    wide_key(start.wrapping_add((i as u16).wrapping_mul(131)))
+                };
+                let value = self.value(arg.wrapping_add(i as u8));
+                (key, value)
+            })
+            .collect();
+        // Stable: of equal keys the one written last wins, in the store too.
+        writes.sort_by_key(|(key, _)| *key);
+        let mut tree = self.model.tip().tree.clone();
+        tree.insert_batch(&writes);
+        let block = Block {
+            root: tree.compute_root(),
+            tree,
+            persisted: true,
+        };
+        self.bulk = Some(block.clone());
+        let got = self
+            .store()?
+            .apply_bulk(writes.iter().copied())
+            .map_err(|e| Stop::Store("bulk apply", e))?;
+        self.bulk = None;
+        if got != block.root {
+            return Err(broken("bulk apply: the root differs from the reference"));
+        }
+        if !self.store()?.layers().is_empty() {
+            return Err(broken("layers older than a bulk block are still in memory"));
+        }
+        self.model.chain = vec![block];
+        self.model.window = 0;
+        Ok(())
+    }
+
+    /// After a bulk apply failed: the handle refuses writes, and reads too
+    /// unless none of the block was applied (the commit it starts with
+    /// failed, or poisoned the handle): then it serves the state before
+    /// the block, committed or not, and every read is right.
+    fn check_failed_bulk(&self, before: &Model) -> Step {
+        let store = self.store.as_ref().ok_or_else(|| broken("no open store"))?;
+        if store.poisoned().is_none() {
+            return Err(broken("a failed bulk apply left the handle writable"));
+        }
+        let keys: Vec<B256> = (0..=255).map(small_key).collect();
+        match store.get_many(&keys) {
+            Err(StoreError::Poisoned(_)) => {
+                // The tip was committed before the block began.
+                if store.root() != before.tip().root || store.committed_root() != store.root() {
+                    return Err(broken(
+                        "after a failed bulk apply the root is not the state before the block",
+                    ));
+                }
+                Ok(())
+            }
+            Ok(values) => {
+                let root = store.root();
+                let Some(block) = before
+                    .chain
+                    .iter()
+                    .rev()
+                    .find(|b| b.persisted && b.root == root)
+                    .or_else(|| Some(before.tip()).filter(|t| t.root == root))
+                else {
+                    return Err(broken(
+                        "a failed bulk apply serves reads at a state before neither the block \
+                         nor its commit",
+                    ));
+                };
+                if store.committed_root() != root
+                    || keys
+                        .iter()
+                        .zip(&values)
+                        .any(|(k, v)| block.tree.get(k) != *v)
+                {
+                    return Err(broken("a failed bulk apply serves wrong reads"));
+                }
+                Ok(())
+            }
+            Err(error) => Err(Stop::Store("reads after a failed bulk apply", error)),
+        }
     }
 
     fn persist(&mut self, arg: u8) -> Step {
@@ -327,8 +429,13 @@ impl Run {
         self.sim
             .fail_op(self.sim.op_count() + u64::from(arg / 4 % 24), kind);
         let before = self.model.clone();
+        self.bulk = None;
         let result = self.step(input);
         self.sim.clear_faults();
+        let bulk = self.bulk.take();
+        if bulk.is_some() && result.as_ref().is_err_and(Stop::is_injected_fault) {
+            self.check_failed_bulk(&before)?;
+        }
         let poisoned = self.store.as_ref().is_some_and(|s| s.poisoned().is_some());
         let base = match result {
             Ok(()) if !poisoned => return Ok(()),
@@ -360,7 +467,18 @@ impl Run {
                 self.model = model;
                 Ok(())
             }
-            None => Err(broken("after a fault, reopened at neither state")),
+            // The failed bulk apply's checkpoint was durable.
+            None => match bulk.filter(|b| b.root == root) {
+                Some(block) => {
+                    self.model = Model {
+                        chain: vec![block],
+                        window: 0,
+                        depth: self.model.depth,
+                    };
+                    Ok(())
+                }
+                None => Err(broken("after a fault, reopened at neither state")),
+            },
         }
     }
 
@@ -454,6 +572,7 @@ pub fn model(data: &[u8]) -> Result<(), Finding> {
             depth,
         },
         counter: 0,
+        bulk: None,
     };
     for _ in 0..OPS_MAX {
         if input.done() {

@@ -32,6 +32,8 @@ pub struct Seeds {
     pub wal_record: Vec<Vec<u8>>,
     /// [`super::decoders::wal_replay`].
     pub wal_replay: Vec<Vec<u8>>,
+    /// [`super::decoders::wal_mark`].
+    pub wal_mark: Vec<Vec<u8>>,
     /// [`super::decoders::revert_segment`].
     pub revert_segment: Vec<Vec<u8>>,
     /// [`super::decoders::store_open`].
@@ -114,7 +116,40 @@ pub fn seeds() -> Seeds {
             seeds.model.push(program);
         }
     }
+    seeds.model.extend(bulk_programs());
     seeds
+}
+
+/// Programs for the model target around bulk applies: layers applied and
+/// partly persisted, then a bulk apply, alone or with an I/O fault of each
+/// kind armed a few operations ahead of it (so that it fails in the commit
+/// it starts with, while staging, or in its checkpoint), then more blocks,
+/// a revert and a reopen. (The byte layout is the model body's: three
+/// option bytes, then per operation its code, argument and operands, then
+/// one byte choosing whether to check reads.)
+fn bulk_programs() -> Vec<Vec<u8>> {
+    let mut programs = Vec::new();
+    for ahead in [0u8, 2, 3, 5, 8, 12, 16, 20] {
+        for kind in 0..4u8 {
+            let mut program = vec![1, ahead % 3, 3];
+            // A large block, a small one, a persist of the first only.
+            program.extend_from_slice(&[2, 40 + ahead, 7, 1]);
+            program.extend_from_slice(&[0, 3, 1, 2, 3, 4, 5, 6, 7, 8, 1]);
+            program.extend_from_slice(&[3, 0, 1]);
+            // The fault, then a bulk apply (a checkpoint code whose
+            // argument is 3 modulo 4) of 16 + 4 * 60 writes.
+            program.extend_from_slice(&[9, ahead * 4 + kind, 5, 3 + 4 * kind, 60, ahead]);
+            // The power-loss choice of the recovery, and a read check.
+            program.extend_from_slice(&[kind, 0, 1, 9, 17, 33, 65, 129, 200, 255, 77]);
+            // More blocks, a commit, a revert, a reopen.
+            program.extend_from_slice(&[1, 2, 10, 11, 12, 13, 14, 15, 1]);
+            program.extend_from_slice(&[4, 0, 1]);
+            program.extend_from_slice(&[6, 0, 1]);
+            program.extend_from_slice(&[7, 0, 0, 3, 5, 7, 9, 11, 13, 15, 17]);
+            programs.push(program);
+        }
+    }
+    programs
 }
 
 /// The seeds taken from the database's files.
@@ -181,6 +216,13 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
         let len = record.encoded_len();
         seeds.wal_record.push(with(0, &wal_bytes[at..at + len]));
         at += len;
+    }
+    // The log's header marks: both slots as a log's first bytes, and each
+    // slot alone (the control byte naming it).
+    let marks = &wal_bytes[..wal_bytes.len().min(wal::RECORDS_START as usize)];
+    seeds.wal_mark.push(with(0, marks));
+    for (slot, bytes) in marks.chunks_exact(wal::MARK_BYTES).enumerate() {
+        seeds.wal_mark.push(with((slot as u8) << 1, bytes));
     }
     let mut replay = vec![0, newest.generation as u8, newest.commit_seq as u8];
     replay.extend_from_slice(wal_bytes);

@@ -43,14 +43,23 @@ const STAGE_GROUP_BUCKETS: usize = 1024;
 impl Store {
     /// Applies `sorted_writes` (ascending keys; equal keys allowed, the
     /// last wins) as one block and makes it durable by a checkpoint; returns
-    /// the new root. Unpersisted layers are committed first. See the
-    /// [module documentation](self) for atomicity, memory and what it ends.
+    /// the new root. Unpersisted layers are committed first.
+    ///
+    /// Atomic: the block is committed by one checkpoint; a crash or an error
+    /// before it leaves the previous state (docs/file-format.md, "Bulk
+    /// apply"). Memory: one chunk of writes plus at most half the budget of
+    /// changed buckets, whatever the block's size. It cannot be reverted,
+    /// ends the revert window and voids older snapshots. After a failure
+    /// the handle refuses reads and writes until reopened.
     pub fn apply_bulk(
         &mut self,
         sorted_writes: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<[u8; 32]> {
         self.check_writable()?;
         self.commit()?;
+        // The commit may have been durable while the checkpoint it
+        // triggered failed and poisoned the handle: stop there.
+        self.check_writable()?;
         let durable = (self.persisted_root, self.persisted_counts);
         match self.apply_bulk_inner(sorted_writes.into_iter()) {
             Ok(root) => Ok(root),

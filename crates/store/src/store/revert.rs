@@ -44,10 +44,10 @@ impl Store {
         if *root == self.root {
             return Ok(());
         }
-        if self.plan_revert(root).is_err() {
-            // The root may be in the window's part still on disk.
-            self.ensure_revert_window()?;
-        }
+        // Read the window's part still on disk first: the root may be
+        // there, and until it is read the layers in memory are not trimmed
+        // to the revert depth.
+        self.ensure_revert_window()?;
         let plan = self.plan_revert(root)?;
         // Each key back to its value at the target: the oldest reverted
         // layer's previous value wins.

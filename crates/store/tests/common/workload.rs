@@ -8,7 +8,11 @@
 //! depth, reverting consumes it). Every step that writes a WAL record (a
 //! persist, a commit or checkpoint with unpersisted blocks, a revert that
 //! undoes persisted blocks) moves the commit sequence number on by one,
-//! so the state the disk may be found in is indexed by that number.
+//! so the state the disk may be found in is indexed by that number. A
+//! bulk apply ([`Store::apply_bulk`]) first commits the unpersisted blocks
+//! (a record, if there are any), then becomes durable by a checkpoint that
+//! moves the number on by one more; it empties the revert window (neither
+//! it nor any block before it can be reverted) and drops the older layers.
 //!
 //! The script runs in rounds that each exercise, in some order and with
 //! random sizes: blocks applied as layers, a persist of the oldest ones
@@ -17,6 +21,14 @@
 //! persisted blocks, explicit checkpoints (which write the revert window as
 //! a segment), reopens, and writes lost to a reopen before they were
 //! persisted. A small memory budget makes most persists checkpoint too.
+//! Some rounds bulk-apply a block of sorted writes (overwrites of known
+//! keys and new ones): rounds 1, 5, 9, ... after a partial persist (so it
+//! commits layers first), and the round before the last one at its start
+//! (nothing to commit) a block of more than one bulk chunk with repeated
+//! keys: the first chunk (4,096 writes) is staged, the last (1 to 8
+//! writes) usually stays in memory until the final checkpoint. The memory
+//! budget is far below what a bulk block changes, so every bulk apply
+//! stages buckets.
 
 use std::sync::Arc;
 
@@ -26,7 +38,7 @@ use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::StoreDir;
 use ubt_store::{Options, Store, StoreError};
 
-use super::{options, random_writes, Rng};
+use super::{mixed_key, options, random_writes, Rng};
 
 /// How many persisted blocks can be reverted.
 pub const REVERT_DEPTH: usize = 4;
@@ -46,6 +58,13 @@ pub enum Step {
     Revert { root: Hash, record: bool },
     /// Apply these writes, then drop the handle (losing them) and reopen.
     LoseAndReopen(Vec<(B256, B256)>),
+    /// Bulk-apply these writes (sorted by key; of equal keys the last
+    /// wins): commit every layer (`record` when any was unpersisted), then
+    /// one block made durable by a checkpoint.
+    Bulk {
+        writes: Vec<(B256, B256)>,
+        record: bool,
+    },
     /// Drop the handle and reopen.
     Reopen,
 }
@@ -62,21 +81,39 @@ impl Step {
             Step::Revert { record: false, .. } => "in-memory revert",
             Step::LoseAndReopen(_) => "lose+reopen",
             Step::Reopen => "reopen",
+            Step::Bulk { record: true, .. } => "commit+bulk",
+            Step::Bulk { record: false, .. } => "bulk",
         }
     }
 
-    /// Whether the step writes a WAL record when it succeeds.
-    pub fn writes_record(&self) -> bool {
+    /// How far the step moves the commit sequence number when it
+    /// succeeds: one per WAL record, and one for a bulk block's checkpoint.
+    pub fn records(&self) -> usize {
         match self {
-            Step::Persist(_) => true,
-            Step::Commit { record } | Step::Checkpoint { record } => *record,
-            Step::Revert { record, .. } => *record,
-            _ => false,
+            Step::Persist(_) => 1,
+            Step::Commit { record } | Step::Checkpoint { record } => usize::from(*record),
+            Step::Revert { record, .. } => usize::from(*record),
+            Step::Bulk { record, .. } => 1 + usize::from(*record),
+            _ => 0,
+        }
+    }
+
+    /// Runs the step on `store` (a reopen is the caller's).
+    pub fn run(&self, store: &mut Store) -> Result<(), StoreError> {
+        match self {
+            Step::Apply(writes) | Step::LoseAndReopen(writes) => store.apply(writes).map(drop),
+            Step::Persist(root) => store.persist(root),
+            Step::Commit { .. } => store.commit().map(drop),
+            Step::Checkpoint { .. } => store.checkpoint(),
+            Step::Revert { root, .. } => store.revert(root),
+            Step::Bulk { writes, .. } => store.apply_bulk(writes.iter().copied()).map(drop),
+            Step::Reopen => Ok(()),
         }
     }
 }
 
-/// A state the database can be found in: the one after WAL record `seq`.
+/// A state the database can be found in: the one after commit `seq` (a
+/// WAL record, or a bulk block's checkpoint).
 #[derive(Clone)]
 pub struct State {
     /// The state root.
@@ -92,7 +129,7 @@ pub struct State {
 pub struct Script {
     /// The steps, in order.
     pub steps: Vec<Step>,
-    /// `states[seq]`: the state after WAL record `seq` (0: the empty database).
+    /// `states[seq]`: the state after commit `seq` (0: the empty database).
     pub states: Vec<State>,
     /// Every key written (committed or not), and some never written.
     pub probes: Vec<B256>,
@@ -113,6 +150,7 @@ struct Block {
 /// The model the script is generated with.
 struct Model {
     rng: Rng,
+    rounds: usize,
     known: Vec<B256>,
     /// `chain[0]` is the state before the oldest block still tracked.
     chain: Vec<Block>,
@@ -122,11 +160,12 @@ struct Model {
 }
 
 impl Model {
-    fn new(seed: u64) -> Model {
+    fn new(seed: u64, rounds: usize) -> Model {
         let tree = ReferenceTree::new();
         let root = tree.compute_root();
         Model {
             rng: Rng(seed),
+            rounds,
             known: Vec::new(),
             chain: vec![Block {
                 root,
@@ -149,7 +188,7 @@ impl Model {
         random_writes(&mut self.rng, &mut self.known, max)
     }
 
-    /// Records the state after a new WAL record.
+    /// Records the state after a new commit.
     fn record(&mut self) {
         let newest = self
             .chain
@@ -243,6 +282,63 @@ impl Model {
         self.steps.push(Step::Revert { root, record });
     }
 
+    /// The writes of a bulk block, sorted by key (stable: of equal keys
+    /// the last written stays last). Mostly overwrites of known keys, some
+    /// new keys. A `large` block has more than one bulk chunk (4,096
+    /// writes): known keys written several times over, then a few more.
+    fn bulk_writes(&mut self, large: bool) -> Vec<(B256, B256)> {
+        let value = |rng: &mut Rng| {
+            if rng.below(8) == 0 {
+                B256::ZERO
+            } else {
+                B256::from(rng.bytes32())
+            }
+        };
+        let mut keys = Vec::new();
+        let distinct = if large { 200 } else { 40 + self.rng.below(160) };
+        for _ in 0..distinct {
+            if self.rng.below(5) == 0 || self.known.is_empty() {
+                keys.push(mixed_key(&mut self.rng, &mut self.known));
+            } else {
+                let i = self.rng.below(self.known.len() as u64) as usize;
+                keys.push(self.known[i]);
+            }
+        }
+        let mut writes: Vec<(B256, B256)> = Vec::new();
+        if large {
+            // Chunks of 4,096: the last of 1..8 writes, into few buckets.
+            let total = 4096 + 1 + self.rng.below(8) as usize;
+            while writes.len() < total {
+                let key = keys[self.rng.below(keys.len() as u64) as usize];
+                writes.push((key, value(&mut self.rng)));
+            }
+        } else {
+            writes.extend(keys.iter().map(|&key| (key, value(&mut self.rng))));
+        }
+        writes.sort_by_key(|(key, _)| *key);
+        writes
+    }
+
+    /// A bulk block: commits the unpersisted layers (a record if any),
+    /// then the block, durable by a checkpoint; the revert window is empty
+    /// after it and the older layers are gone.
+    fn bulk(&mut self, large: bool) {
+        let last = self.chain.len() - 1;
+        let record = self.persist_upto(last);
+        let writes = self.bulk_writes(large);
+        let mut tree = self.chain[last].tree.clone();
+        tree.insert_batch(&writes);
+        let root = tree.compute_root();
+        self.chain = vec![Block {
+            root,
+            tree,
+            persisted: true,
+        }];
+        self.window = 0;
+        self.record();
+        self.steps.push(Step::Bulk { writes, record });
+    }
+
     fn reopen(&mut self, lose: bool) {
         if lose {
             let writes = self.writes();
@@ -257,10 +353,17 @@ impl Model {
 
     /// One round: every kind of step, in a varying order and mix.
     fn round(&mut self, round: usize) {
+        if round + 2 == self.rounds {
+            self.bulk(true);
+        }
         self.apply();
         self.apply();
         self.apply();
         self.persist_partial();
+        if round % 4 == 1 {
+            // With layers still unpersisted: a commit first.
+            self.bulk(false);
+        }
         if self.rng.below(2) == 0 {
             // A revert of unpersisted layers only: no record.
             self.apply();
@@ -295,7 +398,7 @@ impl Model {
 
 /// Generates the workload of `seed` with `rounds` rounds.
 pub fn script(seed: u64, rounds: usize) -> Script {
-    let mut model = Model::new(seed);
+    let mut model = Model::new(seed, rounds);
     for round in 0..rounds {
         model.round(round);
     }
@@ -321,20 +424,23 @@ pub fn script(seed: u64, rounds: usize) -> Script {
 /// How far a run got.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
-    /// WAL records whose step returned `Ok`.
+    /// Commits (WAL records, bulk blocks) whose step returned `Ok`.
     pub acked: usize,
-    /// Whether a step that writes a record was in flight when the run stopped.
-    pub in_flight: bool,
+    /// The commits the step in flight when the run stopped may have made
+    /// durable (0: none in flight; 2: a bulk block after the record of the
+    /// layers it commits first).
+    pub in_flight: usize,
+    /// The index of the step the run stopped in (the step count if it
+    /// completed; a failed reopen counts as the step before it).
+    pub step: usize,
 }
 
 impl Progress {
-    /// The commit sequence numbers a crash now may recover.
+    /// The commit sequence numbers a crash now may recover: the last
+    /// acknowledged one, or any the step in flight reached (for a bulk
+    /// step, the state before or after the whole block).
     pub fn allowed(&self) -> Vec<usize> {
-        let mut allowed = vec![self.acked];
-        if self.in_flight {
-            allowed.push(self.acked + 1);
-        }
-        allowed
+        (self.acked..=self.acked + self.in_flight).collect()
     }
 }
 
@@ -347,23 +453,14 @@ pub fn run(script: &Script, dir: &Arc<dyn StoreDir>) -> (Progress, Option<StoreE
         Ok(store) => store,
         Err(error) => return (progress, Some(error)),
     };
-    for step in &script.steps {
-        progress.in_flight = step.writes_record();
-        let result = match step {
-            Step::Apply(writes) | Step::LoseAndReopen(writes) => store.apply(writes).map(drop),
-            Step::Persist(root) => store.persist(root),
-            Step::Commit { .. } => store.commit().map(drop),
-            Step::Checkpoint { .. } => store.checkpoint(),
-            Step::Revert { root, .. } => store.revert(root),
-            Step::Reopen => Ok(()),
-        };
-        if let Err(error) = result {
+    for (index, step) in script.steps.iter().enumerate() {
+        progress.step = index;
+        progress.in_flight = step.records();
+        if let Err(error) = step.run(&mut store) {
             return (progress, Some(error));
         }
-        if step.writes_record() {
-            progress.acked += 1;
-        }
-        progress.in_flight = false;
+        progress.acked += step.records();
+        progress.in_flight = 0;
         if matches!(step, Step::LoseAndReopen(_) | Step::Reopen) {
             // The old handle releases the directory lock first.
             drop(store);
@@ -373,5 +470,6 @@ pub fn run(script: &Script, dir: &Arc<dyn StoreDir>) -> (Progress, Option<StoreE
             };
         }
     }
+    progress.step = script.steps.len();
     (progress, None)
 }
