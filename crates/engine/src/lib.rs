@@ -76,12 +76,28 @@ struct Shared {
 }
 
 impl Shared {
+    /// The store for reading. If a thread panicked while it held the
+    /// store (a panic inside an apply, say, after buckets were taken out),
+    /// the store may be half-changed: the first access after that marks it
+    /// poisoned for reads and writes, so every later call returns
+    /// [`Error::Poisoned`] until the database is reopened.
     fn read(&self) -> RwLockReadGuard<'_, Store> {
+        if let Ok(guard) = self.store.read() {
+            return guard;
+        }
+        // The poisoned read guard is dropped with the statement above:
+        // marking the store poisoned needs the write lock; then read again.
+        drop(self.write());
         self.store.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The store for writing; see [`Shared::read`] for poisoning.
     fn write(&self) -> RwLockWriteGuard<'_, Store> {
-        self.store.write().unwrap_or_else(|e| e.into_inner())
+        self.store.write().unwrap_or_else(|poisoned| {
+            let mut store = poisoned.into_inner();
+            store.poison_after_panic();
+            store
+        })
     }
 
     /// Tells the store the oldest open snapshot.

@@ -198,6 +198,20 @@ impl Store {
         }
     }
 
+    /// Marks the handle unusable after a panic interrupted one of its
+    /// operations (its memory may hold part of a change): reads and writes
+    /// return [`StoreError::Poisoned`] until the database is reopened, and
+    /// [`Store::root`] reports the last durable root. The disk holds the
+    /// last durable state, as after any failure.
+    pub fn poison_after_panic(&mut self) {
+        if !self.reads_poisoned {
+            self.poisoned
+                .get_or_insert_with(|| "a panic interrupted an operation of this handle".into());
+            self.reads_poisoned = true;
+            self.root = self.persisted_root;
+        }
+    }
+
     /// Refuses reads after a failed bulk apply (see [`bulk`]).
     fn check_readable(&self) -> Result<()> {
         match (&self.poisoned, self.reads_poisoned) {
