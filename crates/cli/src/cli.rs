@@ -171,7 +171,7 @@ pub struct RunCommonArgs {
     #[arg(long, value_name = "DIR", default_value = "ubt-bench", value_parser = non_empty())]
     pub out: String,
     /// Workloads, comma-separated: erc20_balanceof, erc20_approve,
-    /// erc20_mixed_<r>_<w> (10_90 30_70 50_50 70_30 90_10), sload_seq,
+    /// erc20_mixed_R_W (10_90 30_70 50_50 70_30 90_10), sload_seq,
     /// sstore_seq, replay. Default: the ERC20 and sequential workloads on a
     /// chain-like state, its own blocks on a raw one.
     #[arg(long, value_delimiter = ',')]

@@ -6,7 +6,7 @@
 //! * [`key`]: tree keys (`get_tree_key`, account header, storage and code-chunk keys).
 //! * [`basic_data`], [`chunk`]: the account header leaf and code chunking.
 //! * [`hash`], [`stem`]: SHA-256 merkleization of internal and stem nodes.
-//! * [`reference`]: the obviously-correct oracle tree.
+//! * [`reference`](mod@reference): the obviously-correct oracle tree.
 //! * [`fast`]: the arena-based, dirty-tracking, parallel in-memory tree.
 //! * [`sorted_root`]: the root of key-sorted entries in one streaming pass,
 //!   without building a tree (memory: the trie's depth).

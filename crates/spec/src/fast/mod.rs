@@ -1,6 +1,6 @@
 //! The fast in-memory tree.
 //!
-//! The tree is cut at depth 8 into 256 [`shard`]s, one per first stem byte.
+//! The tree is cut at depth 8 into 256 `shard`s, one per first stem byte.
 //! Each shard is an arena-allocated binary trie with dirty flags, so shards
 //! are independent `&mut` values: batches insert and rehash shards in
 //! parallel (rayon) without locks or `unsafe`. The top 8 levels are rebuilt

@@ -51,7 +51,7 @@ pub(crate) fn interleaved() -> bool {
 ///
 /// Any number of messages; they are compressed in interleaved groups where
 /// the CPU allows, which raises throughput well above a loop over
-/// [`hash64`].
+/// [`hash64`](super::hash64).
 ///
 /// # Panics
 ///
