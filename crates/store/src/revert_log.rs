@@ -36,6 +36,24 @@ use crate::format::{checksum, Reader, FORMAT_VERSION};
 /// Tag byte of a revert segment.
 pub const TAG_SEGMENT: u8 = 0xb3;
 const HEADER_BYTES: usize = 16;
+/// Largest segment: what [`decode_segment`] accepts, and so what the store
+/// writes (it leaves the oldest blocks out of a window that would not
+/// fit; their length field is a `u32`).
+pub const SEGMENT_BYTES_MAX: usize = 1 << 30;
+
+/// Bytes of the segment of `diffs`.
+pub fn segment_len(diffs: &[ReverseDiff]) -> usize {
+    HEADER_BYTES + diffs.iter().map(diff_len).sum::<usize>()
+}
+
+/// Bytes one layer's reverse diff adds to a segment.
+pub fn diff_len(diff: &ReverseDiff) -> usize {
+    76 + diff
+        .old
+        .iter()
+        .map(|(_, value)| if value.is_some() { 65 } else { 33 })
+        .sum::<usize>()
+}
 
 /// A layer's reverse diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +103,7 @@ fn open<'a>(
     let zero = r.u16().ok_or_else(short)?;
     let len = r.u32().ok_or_else(short)? as usize;
     let count = r.u32().ok_or_else(short)? as usize;
-    if len < HEADER_BYTES || len > bytes.len() {
+    if len < HEADER_BYTES || len > bytes.len() || len > SEGMENT_BYTES_MAX {
         return Err(bad(format!("encoded length {len}")));
     }
     let crc = checksum(&bytes[4..len]);
@@ -98,8 +116,10 @@ fn open<'a>(
     Ok((count, Reader::new(&bytes[HEADER_BYTES..len])))
 }
 
-/// Encodes a segment of reverse diffs (ascending sequence numbers).
+/// Encodes a segment of reverse diffs (ascending sequence numbers); the
+/// caller keeps it within [`SEGMENT_BYTES_MAX`] ([`segment_len`]).
 pub fn encode_segment(diffs: &[ReverseDiff]) -> Vec<u8> {
+    debug_assert!(segment_len(diffs) <= SEGMENT_BYTES_MAX);
     let mut out = header(TAG_SEGMENT, diffs.len());
     for diff in diffs {
         out.extend_from_slice(&diff.seq.to_le_bytes());
@@ -165,6 +185,29 @@ pub fn decode_segment(bytes: &[u8], expected_crc: u32, location: &str) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segment_len_is_the_encoded_length() {
+        let diffs = vec![
+            ReverseDiff {
+                seq: 1,
+                root_before: [1; 32],
+                root: [2; 32],
+                old: vec![
+                    (B256::repeat_byte(1), None),
+                    (B256::repeat_byte(2), Some(B256::ZERO)),
+                ],
+            },
+            ReverseDiff {
+                seq: 2,
+                root_before: [2; 32],
+                root: [3; 32],
+                old: vec![],
+            },
+        ];
+        assert_eq!(segment_len(&diffs), encode_segment(&diffs).len());
+        assert_eq!(segment_len(&[]), encode_segment(&[]).len());
+    }
 
     #[test]
     fn round_trips_and_detects_every_flip() {

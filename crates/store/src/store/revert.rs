@@ -182,6 +182,16 @@ impl Store {
                 }
             })
             .collect();
+        // What replay accepts bounds what is written: the oldest blocks
+        // stay revertible in memory but do not survive a restart.
+        let mut window = window;
+        let mut bytes_needed = revert_log::segment_len(&window);
+        let mut oldest_kept = 0;
+        while bytes_needed > revert_log::SEGMENT_BYTES_MAX && oldest_kept < window.len() {
+            bytes_needed -= revert_log::diff_len(&window[oldest_kept]);
+            oldest_kept += 1;
+        }
+        window.drain(..oldest_kept);
         if window.is_empty() {
             return Ok(None);
         }
