@@ -1,4 +1,4 @@
-//! Runs the full default device probe ([`ubt_bench::device::probe`]) and
+//! Runs the full default device probe ([`ubt_bench::measure::device::probe`]) and
 //! prints its result as JSON.
 //!
 //! ```text
@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ubt_bench::device::{probe, DeviceProbeOptions, PROBE_FILE_NAME};
+use ubt_bench::measure::device::{probe, DeviceProbeOptions, PROBE_FILE_NAME};
 
 fn main() -> ExitCode {
     let dir = std::env::args_os()

@@ -18,12 +18,11 @@
 mod bootstrap;
 mod mann_whitney;
 mod normal;
-mod rng;
 
 pub use bootstrap::bootstrap_ratio_ci;
 pub use mann_whitney::{mann_whitney_u, mann_whitney_u_exact, MannWhitney};
 pub use normal::{erfc, normal_sf};
-pub use rng::SplitMix64;
+pub use ubt_spec::rng::SplitMix64;
 
 /// Values sorted ascending (NaN last), as a new vector.
 pub fn sorted(values: &[f64]) -> Vec<f64> {
@@ -35,7 +34,7 @@ pub fn sorted(values: &[f64]) -> Vec<f64> {
 /// The median: the middle value, or the mean of the two middle values for
 /// an even count; NaN for no values.
 pub fn median(values: &[f64]) -> f64 {
-    quantile_sorted(&sorted(values), 0.5)
+    quantile_sorted(&sorted(values), 0.5, QuantileMethod::Linear)
 }
 
 /// The arithmetic mean; NaN for no values.
@@ -67,18 +66,49 @@ pub fn cv_percent(values: &[f64]) -> f64 {
     100.0 * stdev(values) / m
 }
 
-/// The `q`-quantile (0..=1) of ascending values by linear interpolation
-/// between closest ranks (Hyndman and Fan's type 7, the default of R and
-/// numpy): position `q * (n - 1)`; NaN for no values.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
+/// How [`quantile_sorted`] turns order statistics into a quantile. The
+/// two conventions differ (the median of `[1, 2]` is 1.5 by
+/// [`Linear`](Self::Linear) and 1 by [`NearestRank`](Self::NearestRank)),
+/// and each report keeps the one its figures were first published with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuantileMethod {
+    /// Linear interpolation between closest ranks (Hyndman and Fan's type
+    /// 7, the default of R and numpy): position `q * (n - 1)`; NaN for no
+    /// values. The block-metrics report ([`median`], [`five_numbers`], the
+    /// bootstrap) and `ubt bench overlay`'s medians.
+    Linear,
+    /// Nearest rank: the value of rank `ceil(q * n)` (at least 1), always
+    /// an observed value; 0 for no values (the figure files are JSON, which
+    /// has no NaN). `ubt bench store`'s percentiles and medians, the device
+    /// probe's latency percentiles and `ubt bench overlay`'s p99.
+    NearestRank,
+}
+
+/// The `q`-quantile (0..=1) of ascending values by `method`.
+pub fn quantile_sorted(sorted: &[f64], q: f64, method: QuantileMethod) -> f64 {
+    debug_assert!(
+        sorted.windows(2).all(|w| w[0].total_cmp(&w[1]).is_le()),
+        "values not sorted"
+    );
+    match method {
+        QuantileMethod::Linear => {
+            if sorted.is_empty() {
+                return f64::NAN;
+            }
+            let position = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+            let below = position.floor() as usize;
+            let above = position.ceil() as usize;
+            let fraction = position - below as f64;
+            sorted[below] + (sorted[above] - sorted[below]) * fraction
+        }
+        QuantileMethod::NearestRank => {
+            if sorted.is_empty() {
+                return 0.0;
+            }
+            let rank = (q * sorted.len() as f64).ceil() as usize;
+            sorted[rank.clamp(1, sorted.len()) - 1]
+        }
     }
-    let position = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-    let below = position.floor() as usize;
-    let above = position.ceil() as usize;
-    let fraction = position - below as f64;
-    sorted[below] + (sorted[above] - sorted[below]) * fraction
 }
 
 /// The five figures of a box plot.
@@ -86,7 +116,7 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 pub struct FiveNumbers {
     /// Smallest value.
     pub min: f64,
-    /// First quartile ([`quantile_sorted`] at 0.25).
+    /// First quartile ([`quantile_sorted`] at 0.25, [`QuantileMethod::Linear`]).
     pub q1: f64,
     /// Median.
     pub median: f64,
@@ -100,11 +130,11 @@ pub struct FiveNumbers {
 pub fn five_numbers(values: &[f64]) -> FiveNumbers {
     let s = sorted(values);
     FiveNumbers {
-        min: quantile_sorted(&s, 0.0),
-        q1: quantile_sorted(&s, 0.25),
-        median: quantile_sorted(&s, 0.5),
-        q3: quantile_sorted(&s, 0.75),
-        max: quantile_sorted(&s, 1.0),
+        min: quantile_sorted(&s, 0.0, QuantileMethod::Linear),
+        q1: quantile_sorted(&s, 0.25, QuantileMethod::Linear),
+        median: quantile_sorted(&s, 0.5, QuantileMethod::Linear),
+        q3: quantile_sorted(&s, 0.75, QuantileMethod::Linear),
+        max: quantile_sorted(&s, 1.0, QuantileMethod::Linear),
     }
 }
 
@@ -144,13 +174,50 @@ mod tests {
             (0.025, 1.0),
             (0.975, 8.475000000000001),
         ] {
-            assert!(close(quantile_sorted(&s, q), expected), "q = {q}");
+            assert!(
+                close(quantile_sorted(&s, q, QuantileMethod::Linear), expected),
+                "q = {q}"
+            );
         }
         let five = five_numbers(&V);
         assert_eq!(
             (five.min, five.q1, five.median, five.q3, five.max),
             (1.0, 1.75, 3.5, 5.25, 9.0)
         );
+    }
+
+    #[test]
+    fn nearest_rank_quantiles() {
+        // The ranks ceil(q * n) by hand: 1..=100 gives q * 100 itself.
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        let nearest = |values: &[f64], q| quantile_sorted(values, q, QuantileMethod::NearestRank);
+        assert_eq!(nearest(&values, 0.5), 50.0);
+        assert_eq!(nearest(&values, 0.99), 99.0);
+        assert_eq!(nearest(&values, 1.0), 100.0);
+        assert_eq!(nearest(&values, 0.0), 1.0);
+        assert_eq!(nearest(&[7.0], 0.5), 7.0);
+        assert_eq!(nearest(&[3.0], 0.99), 3.0);
+        assert_eq!(nearest(&[], 0.5), 0.0);
+        // V sorted is [1, 1, 2, 3, 4, 5, 6, 9]: ranks 4, 2, 8, 1.
+        let s = sorted(&V);
+        assert_eq!(nearest(&s, 0.5), 3.0);
+        assert_eq!(nearest(&s, 0.25), 1.0);
+        assert_eq!(nearest(&s, 0.99), 9.0);
+        assert_eq!(nearest(&s, 0.1), 1.0);
+        // The two conventions differ on an even count.
+        assert_eq!(nearest(&[1.0, 2.0], 0.5), 1.0);
+        assert_eq!(
+            quantile_sorted(&[1.0, 2.0], 0.5, QuantileMethod::Linear),
+            1.5
+        );
+    }
+
+    #[test]
+    fn percent_arguments_once_divided_by_100_are_the_same_fractions() {
+        // The nearest-rank callers once took percents (p / 100); the
+        // fractions they pass now are the same doubles.
+        assert_eq!(50.0f64 / 100.0, 0.5);
+        assert_eq!(99.0f64 / 100.0, 0.99);
     }
 
     #[test]

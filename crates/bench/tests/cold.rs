@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ubt_bench::cold::{
+use ubt_bench::measure::cold::{
     drop_page_cache, expand_files, fadvise_dontneed, make_cold, resident_bytes, ColdMethod,
 };
 use ubt_bench::BenchError;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ubt_bench::device::{probe, DeviceLimits, DeviceProbeOptions, PROBE_FILE_NAME};
+use ubt_bench::measure::device::{probe, DeviceLimits, DeviceProbeOptions, PROBE_FILE_NAME};
 use ubt_bench::BenchError;
 
 /// A directory under the system's temporary directory, removed on drop.

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 use std::path::PathBuf;
 
-use ubt_bench::metrics::{read_metrics, read_metrics_file, BlockMetrics};
+use ubt_bench::formats::metrics::{read_metrics, read_metrics_file, BlockMetrics};
 use ubt_bench::report::{render_report, write_report, ReportOptions};
 use ubt_bench::BenchError;
 

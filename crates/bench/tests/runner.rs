@@ -8,13 +8,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use ubt_bench::formats::metrics::{read_metrics_file, BlockMetrics};
 use ubt_bench::gen::{gen_chain, gen_raw, tree_entries, ChainParams, RawBlocks};
-use ubt_bench::metrics::{read_metrics_file, BlockMetrics};
-use ubt_bench::runner::blocks::read_blocks;
-use ubt_bench::runner::geth::{default_source_dir, go_version, GethEngine};
-use ubt_bench::runner::kind::Workload;
-use ubt_bench::runner::ubt_exec::tree_writes;
-use ubt_bench::runner::{run, PrefetchMode, RunConfig};
+use ubt_bench::studies::runner::blocks::read_blocks;
+use ubt_bench::studies::runner::geth::{default_source_dir, go_version, GethEngine};
+use ubt_bench::studies::runner::kind::Workload;
+use ubt_bench::studies::runner::ubt_exec::tree_writes;
+use ubt_bench::studies::runner::{run, PrefetchMode, RunConfig};
 use ubt_evm::workloads::BlockShape;
 use ubt_spec::{FastTree, StateTree};
 

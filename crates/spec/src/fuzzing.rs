@@ -13,6 +13,7 @@ use alloy_primitives::B256;
 
 use crate::geth::{export_nodes, group_blob::GroupBlob, stem_blob, BitPath};
 use crate::reference::ReferenceTree;
+use crate::rng::SplitMix64;
 use crate::tree::StateTree;
 
 /// What a body reports when a property fails.
@@ -93,21 +94,17 @@ pub fn seed_geth_blobs() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
 /// tests: bit flips, byte overwrites, insertions, deletions, truncations,
 /// duplicated ranges and splices with another input.
 #[derive(Clone, Debug)]
-pub struct Mutator(u64);
+pub struct Mutator(SplitMix64);
 
 impl Mutator {
     /// A mutator seeded with `seed`.
     pub fn new(seed: u64) -> Mutator {
-        Mutator(seed)
+        Mutator(SplitMix64::new(seed))
     }
 
     /// The next pseudo-random number.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A value in `0..n` (0 when `n` is 0).

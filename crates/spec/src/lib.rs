@@ -10,6 +10,8 @@
 //! * [`fast`]: the arena-based, dirty-tracking, parallel in-memory tree.
 //! * [`sorted_root`]: the root of key-sorted entries in one streaming pass,
 //!   without building a tree (memory: the trie's depth).
+//! * [`rng`]: SplitMix64, the one seeded pseudo-random generator (its
+//!   stream for a seed is pinned: generated workloads depend on it).
 //! * [`account`]: geth's account-level operations over any [`StateTree`].
 //! * [`view`]: read-only structural access used by [`geth`], the node-blob
 //!   codec (group depth 1..8) and witness walker.
@@ -41,6 +43,7 @@ pub mod geth;
 pub mod hash;
 pub mod key;
 pub mod reference;
+pub mod rng;
 pub mod sorted_root;
 pub mod stem;
 pub mod tree;

@@ -26,7 +26,7 @@ pub mod meta;
 pub mod raw;
 pub mod rng;
 pub mod sequential;
-mod write;
+pub(crate) mod write;
 
 use std::fmt;
 

@@ -2,13 +2,11 @@
 //! [`SplitMix64`], and the draws the generator needs (bytes, uniform
 //! integers, Pareto counts).
 
-use crate::statistics::SplitMix64;
+use ubt_spec::rng::SplitMix64;
 
 /// The SplitMix64 output function: a bijective 64-bit mixer.
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+fn mix64(z: u64) -> u64 {
+    SplitMix64::mix(z)
 }
 
 /// A deterministic random stream.
@@ -35,17 +33,12 @@ impl GenRng {
 
     /// Fills `out` with random bytes (little-endian words).
     pub fn fill(&mut self, out: &mut [u8]) {
-        for chunk in out.chunks_mut(8) {
-            let word = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&word[..chunk.len()]);
-        }
+        self.0.fill(out)
     }
 
     /// 32 random bytes.
     pub fn bytes32(&mut self) -> [u8; 32] {
-        let mut out = [0u8; 32];
-        self.fill(&mut out);
-        out
+        self.0.bytes32()
     }
 
     /// 32 random bytes, not all zero (a storage value that is present).
@@ -68,8 +61,7 @@ impl GenRng {
     /// A uniform integer in `0..n` (`n > 0`), by the high half of a 128-bit
     /// product (bias below `n / 2^64`).
     pub fn below(&mut self, n: u64) -> u64 {
-        debug_assert!(n > 0, "empty range");
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+        self.0.below(n)
     }
 
     /// A uniform integer in `0..n` (`n > 0`) for bounds past 64 bits,

@@ -190,4 +190,36 @@ mod tests {
         );
         assert_eq!(hex_string(&[]), "0x");
     }
+
+    #[test]
+    fn block_lines_are_the_bytes_serde_json_writes() {
+        // `ubt bench run` once wrote `blocks.jsonl` with serde_json; the
+        // one writer left must give the same bytes.
+        let line = crate::studies::runner::blocks::BlockLine {
+            block: 7,
+            gas_used: 16_777_216,
+            txs: 3,
+            reads: vec![
+                format!("a:{}", hex_string(&[0xab; 20])),
+                "s:0x01:0x02".into(),
+            ],
+            writes: vec![],
+        };
+        let dir = std::env::temp_dir().join(format!("ubt-block-line-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("blocks.jsonl");
+        let mut out = LineWriter::create(&path).unwrap();
+        out.block(
+            line.block,
+            line.gas_used,
+            line.txs,
+            &line.reads,
+            &line.writes,
+        )
+        .unwrap();
+        assert_eq!(out.finish().unwrap().0, 1);
+        let written = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(written, serde_json::to_string(&line).unwrap() + "\n");
+    }
 }

@@ -1,7 +1,7 @@
 //! Bootstrap confidence interval of a ratio of medians.
 
-use super::quantile_sorted;
-use super::rng::SplitMix64;
+use super::{quantile_sorted, QuantileMethod};
+use ubt_spec::rng::SplitMix64;
 
 /// The 95% percentile-bootstrap confidence interval of median(a) /
 /// median(b): `resamples` times, draw len(a) values from `a` and len(b)
@@ -23,19 +23,22 @@ pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> 
     let mut ratios = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         for slot in draw_a.iter_mut() {
-            *slot = a[rng.below(a.len())];
+            *slot = a[rng.below(a.len() as u64) as usize];
         }
         for slot in draw_b.iter_mut() {
-            *slot = b[rng.below(b.len())];
+            *slot = b[rng.below(b.len() as u64) as usize];
         }
         draw_a.sort_unstable_by(f64::total_cmp);
         draw_b.sort_unstable_by(f64::total_cmp);
-        ratios.push(quantile_sorted(&draw_a, 0.5) / quantile_sorted(&draw_b, 0.5));
+        ratios.push(
+            quantile_sorted(&draw_a, 0.5, QuantileMethod::Linear)
+                / quantile_sorted(&draw_b, 0.5, QuantileMethod::Linear),
+        );
     }
     ratios.sort_by(f64::total_cmp);
     (
-        quantile_sorted(&ratios, 0.025),
-        quantile_sorted(&ratios, 0.975),
+        quantile_sorted(&ratios, 0.025, QuantileMethod::Linear),
+        quantile_sorted(&ratios, 0.975, QuantileMethod::Linear),
     )
 }
 

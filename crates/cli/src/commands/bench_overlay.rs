@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ubt_bench::overlay_bench::{run as run_bench, to_markdown, OverlayBenchConfig};
+use ubt_bench::studies::overlay::{run as run_bench, to_markdown, OverlayBenchConfig};
 
 use crate::cli::OverlayBenchArgs;
 use crate::error::CliError;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use ubt_bench::metrics::read_metrics_file;
+use ubt_bench::formats::metrics::read_metrics_file;
 use ubt_bench::report::{write_report, ReportOptions};
 
 use crate::cli::ReportArgs;

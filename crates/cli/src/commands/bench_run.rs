@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use ubt_bench::gen::{gen_chain, ChainParams, WorkloadMeta};
-use ubt_bench::runner::geth::{default_source_dir, GethEngine};
-use ubt_bench::runner::kind::Workload;
-use ubt_bench::runner::{run as run_bench, PrefetchMode, RunConfig, RunEvent, RunOutcome};
+use ubt_bench::studies::runner::geth::{default_source_dir, GethEngine};
+use ubt_bench::studies::runner::kind::Workload;
+use ubt_bench::studies::runner::{run as run_bench, PrefetchMode, RunConfig, RunEvent, RunOutcome};
 use ubt_evm::workloads::BlockShape;
 
 use crate::cli::{
@@ -118,7 +118,8 @@ fn config(
             .map_or_else(default_source_dir, PathBuf::from),
         warm: common.warm,
         memory_budget_bytes: common.memory_mib.map(|mib| mib << 20),
-        device_probe: (!common.no_device).then(ubt_bench::device::DeviceProbeOptions::default),
+        device_probe: (!common.no_device)
+            .then(ubt_bench::measure::device::DeviceProbeOptions::default),
         command: command_line(),
     })
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ubt_bench::store_bench::{run as run_bench, to_markdown, StoreBenchConfig};
+use ubt_bench::studies::store::{run as run_bench, to_markdown, StoreBenchConfig};
 
 use crate::cli::StoreBenchArgs;
 use crate::error::CliError;

@@ -12,9 +12,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::BenchError;
-use crate::metrics::{BlockMetrics, WARMUP_RUN};
-use crate::summary::{summarize, Comparison, SummaryOptions, WorkloadSummary, UBT_ENGINE};
-use crate::svg::{box_plot, stacked_bars};
+use crate::formats::metrics::{BlockMetrics, WARMUP_RUN};
+use crate::report::summary::{summarize, Comparison, SummaryOptions, WorkloadSummary, UBT_ENGINE};
+use crate::report::svg::{box_plot, stacked_bars};
 
 /// What to put in a report.
 #[derive(Clone, Debug)]

@@ -41,8 +41,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::cold::fadvise;
 use crate::error::BenchError;
+use crate::measure::cold::fadvise;
+use crate::statistics::{quantile_sorted, QuantileMethod};
+use ubt_spec::rng::SplitMix64;
 
 /// The name of the scratch file [`probe`] creates in its directory.
 pub const PROBE_FILE_NAME: &str = "device-probe.bin";
@@ -157,37 +159,16 @@ pub struct DeviceLimits {
     pub notes: Vec<String>,
 }
 
-/// The splitmix64 generator: small, fast, deterministic.
-#[derive(Clone, Debug)]
-struct SplitMix64(u64);
+/// Stream `stream` of `seed` of the splitmix64 generator: streams of one
+/// seed are unrelated.
+fn rng_stream(seed: u64, stream: u64) -> SplitMix64 {
+    let mut mixer = SplitMix64(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    SplitMix64(mixer.next_u64())
+}
 
-impl SplitMix64 {
-    /// Stream `stream` of `seed`: streams of one seed are unrelated.
-    fn stream(seed: u64, stream: u64) -> Self {
-        let mut mixer = SplitMix64(seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03));
-        SplitMix64(mixer.next_u64())
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A uniformly chosen block-aligned offset among `blocks` blocks.
-    fn offset(&mut self, blocks: u64) -> u64 {
-        let block = ((u128::from(self.next_u64()) * u128::from(blocks)) >> 64) as u64;
-        block * READ_BLOCK_BYTES as u64
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let bytes = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&bytes[..chunk.len()]);
-        }
-    }
+/// A uniformly chosen block-aligned offset among `blocks` blocks.
+fn random_offset(rng: &mut SplitMix64, blocks: u64) -> u64 {
+    rng.below(blocks) * READ_BLOCK_BYTES as u64
 }
 
 /// A zeroed buffer whose start is aligned to [`READ_BLOCK_BYTES`], as
@@ -244,17 +225,17 @@ pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, B
     };
 
     // QD1.
-    let mut rng = SplitMix64::stream(options.seed, STREAM_QD1_WARMUP);
+    let mut rng = rng_stream(options.seed, STREAM_QD1_WARMUP);
     let mut buf = AlignedBuf::new(READ_BLOCK_BYTES);
     for _ in 0..options.warmup_reads {
-        reader.read_one(buf.as_mut_slice(), rng.offset(blocks))?;
+        reader.read_one(buf.as_mut_slice(), random_offset(&mut rng, blocks))?;
     }
     reader.make_cold()?;
-    let mut rng = SplitMix64::stream(options.seed, STREAM_QD1);
+    let mut rng = rng_stream(options.seed, STREAM_QD1);
     let mut latencies_us = Vec::with_capacity(options.qd1_reads);
     let start = Instant::now();
     for _ in 0..options.qd1_reads {
-        let offset = rng.offset(blocks);
+        let offset = random_offset(&mut rng, blocks);
         let t0 = Instant::now();
         reader.read_one(buf.as_mut_slice(), offset)?;
         latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
@@ -278,8 +259,8 @@ pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, B
         direct_io,
         warmup_reads: options.warmup_reads as u64,
         qd1_reads: options.qd1_reads as u64,
-        qd1_latency_p50_us: percentile(&latencies_us, 0.50),
-        qd1_latency_p99_us: percentile(&latencies_us, 0.99),
+        qd1_latency_p50_us: quantile_sorted(&latencies_us, 0.5, QuantileMethod::NearestRank),
+        qd1_latency_p99_us: quantile_sorted(&latencies_us, 0.99, QuantileMethod::NearestRank),
         qd1_latency_mean_us,
         qd1_latency_max_us: latencies_us.last().copied().unwrap_or(0.0),
         qd1_reads_per_s: options.qd1_reads as f64 / qd1_s,
@@ -306,15 +287,6 @@ fn check_options(options: &DeviceProbeOptions) -> Result<(), BenchError> {
         return invalid("qd1_reads and qd32_reads must be at least 1".to_string());
     }
     Ok(())
-}
-
-/// Nearest-rank percentile `p` (in 0..=1) of sorted `values`.
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
 /// Reuses `path` if it is a fully allocated regular file of the right size;
@@ -362,7 +334,7 @@ fn write_file(path: &Path, options: &DeviceProbeOptions) -> Result<f64, BenchErr
         .truncate(true)
         .open(path)
         .map_err(|e| BenchError::io_at("create", path, e))?;
-    let mut rng = SplitMix64::stream(options.seed, STREAM_FILL);
+    let mut rng = rng_stream(options.seed, STREAM_FILL);
     let mut chunk = vec![0u8; WRITE_CHUNK_BYTES];
     let mut remaining = options.file_bytes;
     let mut timed = Duration::ZERO;
@@ -463,11 +435,11 @@ impl Reader<'_> {
         if options.allow_io_uring {
             match io_uring::IoUring::new(QUEUE_DEPTH as u32) {
                 Ok(mut ring) => {
-                    let mut rng = SplitMix64::stream(options.seed, STREAM_QD32_WARMUP);
+                    let mut rng = rng_stream(options.seed, STREAM_QD32_WARMUP);
                     match self.uring_reads(&mut ring, &mut rng, options.warmup_reads) {
                         Ok(_) => {
                             self.make_cold()?;
-                            let mut rng = SplitMix64::stream(options.seed, STREAM_QD32);
+                            let mut rng = rng_stream(options.seed, STREAM_QD32);
                             let elapsed =
                                 self.uring_reads(&mut ring, &mut rng, options.qd32_reads)?;
                             return Ok(("io_uring", elapsed));
@@ -528,7 +500,7 @@ impl Reader<'_> {
         let start = Instant::now();
         // Queues the next read into `slot`; false if the queue was full.
         let mut push = |ring: &mut io_uring::IoUring, slot: usize, offsets: &mut [u64]| {
-            let offset = rng.offset(self.blocks);
+            let offset = random_offset(rng, self.blocks);
             offsets[slot] = offset;
             let entry = opcode::Read::new(fd, slots[slot], READ_BLOCK_BYTES as u32)
                 .offset(offset)
@@ -620,15 +592,14 @@ impl Reader<'_> {
                 .map(|thread| {
                     let (next, failed, start_line) = (&next, &failed, &start_line);
                     scope.spawn(move || -> Result<(), BenchError> {
-                        let mut rng =
-                            SplitMix64::stream(seed, stream.wrapping_mul(1 << 16) + thread);
+                        let mut rng = rng_stream(seed, stream.wrapping_mul(1 << 16) + thread);
                         let mut buf = AlignedBuf::new(READ_BLOCK_BYTES);
                         start_line.wait();
                         while !failed.load(Ordering::Relaxed)
                             && next.fetch_add(1, Ordering::Relaxed) < count
                         {
-                            if let Err(e) =
-                                self.read_one(buf.as_mut_slice(), rng.offset(self.blocks))
+                            if let Err(e) = self
+                                .read_one(buf.as_mut_slice(), random_offset(&mut rng, self.blocks))
                             {
                                 failed.store(true, Ordering::Relaxed);
                                 return Err(e);
@@ -670,16 +641,16 @@ mod tests {
 
     #[test]
     fn offsets_are_aligned_inside_the_file_and_reproducible() {
-        let mut a = SplitMix64::stream(7, STREAM_QD1);
-        let mut b = SplitMix64::stream(7, STREAM_QD1);
-        let mut c = SplitMix64::stream(7, STREAM_QD32);
+        let mut a = rng_stream(7, STREAM_QD1);
+        let mut b = rng_stream(7, STREAM_QD1);
+        let mut c = rng_stream(7, STREAM_QD32);
         let mut differs = false;
         for _ in 0..10_000 {
-            let offset = a.offset(1000);
+            let offset = random_offset(&mut a, 1000);
             assert_eq!(offset % READ_BLOCK_BYTES as u64, 0);
             assert!(offset < 1000 * READ_BLOCK_BYTES as u64);
-            assert_eq!(offset, b.offset(1000));
-            differs |= offset != c.offset(1000);
+            assert_eq!(offset, random_offset(&mut b, 1000));
+            differs |= offset != random_offset(&mut c, 1000);
         }
         assert!(differs, "streams differ");
     }
@@ -692,15 +663,5 @@ mod tests {
             assert_eq!(slice.len(), len);
             assert_eq!(slice.as_ptr() as usize % READ_BLOCK_BYTES, 0);
         }
-    }
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let values: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&values, 0.50), 50.0);
-        assert_eq!(percentile(&values, 0.99), 99.0);
-        assert_eq!(percentile(&values, 1.0), 100.0);
-        assert_eq!(percentile(&[3.0], 0.99), 3.0);
-        assert_eq!(percentile(&[], 0.5), 0.0);
     }
 }

@@ -151,7 +151,7 @@ pub fn read_blocks(path: &Path) -> Result<Vec<ReplayBlock>, BenchError> {
     let file = std::fs::File::open(path).map_err(|e| BenchError::io_at("opening", path, e))?;
     let mut blocks = Vec::new();
     for (index, line) in
-        crate::lines::bounded_lines(BufReader::new(file), BLOCK_LINE_BYTES_MAX).enumerate()
+        crate::formats::lines::bounded_lines(BufReader::new(file), BLOCK_LINE_BYTES_MAX).enumerate()
     {
         let bad = |message: String| BenchError::Metrics {
             source_name: path.display().to_string(),

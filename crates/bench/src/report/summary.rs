@@ -4,8 +4,8 @@
 //! median `total_ms`, its bootstrap confidence interval and a Mann-Whitney
 //! U test on the block-level `total_ms` values.
 
-use crate::metrics::{group_measured, BlockMetrics, Configuration};
-use crate::natural::natural_cmp;
+use crate::formats::metrics::{group_measured, BlockMetrics, Configuration};
+use crate::formats::natural::natural_cmp;
 use crate::statistics::{
     bootstrap_ratio_ci, cv_percent, five_numbers, mann_whitney_u, median, FiveNumbers, MannWhitney,
 };

@@ -14,7 +14,7 @@ use ubt_spec::key::{basic_data_key, code_hash_key, storage_slot_key};
 
 use super::blocks::{BlockLine, ReplayBlock};
 use super::source::{DbSource, HintSource};
-use crate::metrics::BlockMetrics;
+use crate::formats::metrics::BlockMetrics;
 use crate::BenchError;
 
 /// Which run of which configuration on which workload.
@@ -31,7 +31,8 @@ pub struct RunLabel {
 /// The engine name ubt's metrics carry.
 pub const ENGINE: &str = "ubt";
 
-fn engine_error(what: &str, error: impl std::fmt::Display) -> BenchError {
+/// An engine failure during `what`.
+pub(super) fn engine_error(what: &str, error: impl std::fmt::Display) -> BenchError {
     BenchError::Engine {
         what: what.to_owned(),
         message: error.to_string(),

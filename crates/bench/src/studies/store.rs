@@ -17,12 +17,13 @@ use alloy_primitives::B256;
 use rayon::prelude::*;
 use serde::Serialize;
 use ubt_engine::{Db, Options};
+use ubt_spec::rng::SplitMix64;
 
-use crate::cold::{make_cold, resident_bytes, ColdReport};
-use crate::device::{probe, DeviceLimits, DeviceProbeOptions};
-use crate::diskstats::DeviceCounters;
 use crate::error::BenchError;
-use crate::stats::percentile;
+use crate::measure::cold::{make_cold, resident_bytes, ColdReport};
+use crate::measure::device::{probe, DeviceLimits, DeviceProbeOptions};
+use crate::measure::diskstats::DeviceCounters;
+use crate::statistics::{quantile_sorted, QuantileMethod};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -202,7 +203,7 @@ pub struct StoreBenchReport {
     /// Group depth.
     pub group_depth: u8,
     /// The machine.
-    pub machine: crate::machine::MachineInfo,
+    pub machine: crate::measure::machine::MachineInfo,
     /// The device's limits.
     pub device: Option<DeviceLimits>,
     /// Bulk build.
@@ -217,27 +218,6 @@ pub struct StoreBenchReport {
     pub checkpoint: CheckpointFigures,
     /// Targets.
     pub targets: Vec<TargetCheck>,
-}
-
-/// A deterministic generator of random bytes (splitmix64).
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn b256(&mut self) -> B256 {
-        let mut out = [0u8; 32];
-        for chunk in out.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        B256::from(out)
-    }
 }
 
 fn db_files(db_dir: &Path) -> Vec<PathBuf> {
@@ -277,12 +257,12 @@ pub fn run(
 ) -> Result<StoreBenchReport, BenchError> {
     std::fs::create_dir_all(&config.dir)
         .map_err(|e| BenchError::io_at("creating", &config.dir, e))?;
-    let machine = crate::machine::MachineInfo::read();
+    let machine = crate::measure::machine::MachineInfo::read();
     let device = match &config.device {
         Some(options) => {
             progress("probing the device (O_DIRECT random 4 KiB reads at QD1 and QD32)");
             let limits = probe(&config.dir, options)?;
-            let _ = std::fs::remove_file(config.dir.join(crate::device::PROBE_FILE_NAME));
+            let _ = std::fs::remove_file(config.dir.join(crate::measure::device::PROBE_FILE_NAME));
             Some(limits)
         }
         None => None,
@@ -297,9 +277,9 @@ pub fn run(
 
     progress(&format!("generating {} random pairs", config.entries));
     let started = Instant::now();
-    let mut random = Random(config.seed);
+    let mut random = SplitMix64::new(config.seed);
     let mut entries: Vec<(B256, B256)> = (0..config.entries)
-        .map(|_| (random.b256(), random.b256()))
+        .map(|_| (B256::from(random.bytes32()), B256::from(random.bytes32())))
         .collect();
     let generate_s = started.elapsed().as_secs_f64();
     let started = Instant::now();
@@ -334,7 +314,7 @@ pub fn run(
     let mut latencies = Vec::new();
     let mut hits = 0u64;
     for _ in 0..config.cold_reads {
-        let (key, value) = entries[(random.next() % config.entries.max(1)) as usize];
+        let (key, value) = entries[(random.next_u64() % config.entries.max(1)) as usize];
         let reads_before = db.bucket_reads();
         let started = Instant::now();
         let found = db.get(&key).map_err(engine_error("cold get"))?;
@@ -357,8 +337,8 @@ pub fn run(
         resident_bytes_after_open,
         misses: latencies.len() as u64,
         hits,
-        miss_latency_p50_us: percentile(&latencies, 50.0),
-        miss_latency_p99_us: percentile(&latencies, 99.0),
+        miss_latency_p50_us: quantile_sorted(&latencies, 0.5, QuantileMethod::NearestRank),
+        miss_latency_p99_us: quantile_sorted(&latencies, 0.99, QuantileMethod::NearestRank),
         miss_latency_mean_us: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
     };
 
@@ -371,7 +351,7 @@ pub fn run(
         .batch_keys
         .min((db.stats().bucket_count / 2).max(1) as usize);
     let keys: Vec<B256> = (0..batch)
-        .map(|_| entries[(random.next() % config.entries.max(1)) as usize].0)
+        .map(|_| entries[(random.next_u64() % config.entries.max(1)) as usize].0)
         .collect();
     let reads_before = db.bucket_reads();
     let started = Instant::now();
@@ -423,8 +403,8 @@ pub fn run(
             let writes: Vec<(B256, B256)> = (0..config.block_writes)
                 .map(|_| {
                     (
-                        entries[(random.next() % config.entries.max(1)) as usize].0,
-                        random.b256(),
+                        entries[(random.next_u64() % config.entries.max(1)) as usize].0,
+                        B256::from(random.bytes32()),
                     )
                 })
                 .collect();
@@ -491,10 +471,11 @@ pub fn run(
     Ok(report)
 }
 
+/// The nearest-rank median (an observed value) of `values`.
 fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
-    percentile(&values, 50.0)
+    quantile_sorted(&values, 0.5, QuantileMethod::NearestRank)
 }
 
 /// The targets of the store (docs/benchmarks.md) against this run.

@@ -20,9 +20,9 @@ use ubt_engine::{Db, Options};
 use ubt_spec::basic_data::BasicData;
 use ubt_spec::key::{basic_data_key, code_hash_key, storage_slot_key};
 
-use crate::cold::make_cold;
 use crate::error::BenchError;
-use crate::statistics::median;
+use crate::measure::cold::make_cold;
+use crate::statistics::{median, quantile_sorted, QuantileMethod};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -102,7 +102,7 @@ pub struct ThresholdFigures {
 #[derive(Clone, Debug, Serialize)]
 pub struct OverlayBenchReport {
     /// The machine.
-    pub machine: crate::machine::MachineInfo,
+    pub machine: crate::measure::machine::MachineInfo,
     /// Accounts in the base state.
     pub accounts: u64,
     /// Values in the base state.
@@ -279,7 +279,7 @@ pub fn run(
             blocks: config.sweep_blocks,
             blocks_per_s: config.sweep_blocks as f64 / elapsed,
             root_ms_median: median(&roots_ms),
-            root_ms_p99: crate::stats::percentile(&sorted, 99.0),
+            root_ms_p99: quantile_sorted(&sorted, 0.99, QuantileMethod::NearestRank),
             persist_ms_median: if persists_ms.is_empty() {
                 0.0
             } else {
@@ -289,7 +289,7 @@ pub fn run(
     }
     let _ = std::fs::remove_dir_all(&db_dir);
     Ok(OverlayBenchReport {
-        machine: crate::machine::MachineInfo::read(),
+        machine: crate::measure::machine::MachineInfo::read(),
         accounts: config.accounts,
         values,
         build_s,

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::BenchError;
-use crate::natural::natural_cmp;
+use crate::formats::natural::natural_cmp;
 
 /// The run that warms caches up; it is excluded from statistics.
 pub const WARMUP_RUN: u32 = 1;
@@ -206,7 +206,9 @@ pub fn read_metrics(
     source_name: &str,
 ) -> Result<Vec<BlockMetrics>, BenchError> {
     let mut out = Vec::new();
-    for (index, line) in crate::lines::bounded_lines(reader, METRICS_LINE_BYTES_MAX).enumerate() {
+    for (index, line) in
+        crate::formats::lines::bounded_lines(reader, METRICS_LINE_BYTES_MAX).enumerate()
+    {
         let error = |message: String| BenchError::Metrics {
             source_name: source_name.to_string(),
             line: index + 1,

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cold::{make_cold, ColdReport};
+use crate::measure::cold::{make_cold, ColdReport};
 use crate::BenchError;
 
 /// The marker written beside a pristine database once its load finished:

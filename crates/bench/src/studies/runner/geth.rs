@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::metrics::{parse_metrics_line, BlockMetrics};
+use crate::formats::metrics::{parse_metrics_line, BlockMetrics};
 use crate::BenchError;
 
 /// Where the peer's Go sources are in this repository: found through the

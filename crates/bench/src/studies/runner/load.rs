@@ -1,0 +1,149 @@
+//! Loading: each state into every configuration's pristine database not
+//! loaded yet (ubt builds from the sorted tree entries, the peer runs
+//! `geth-peer load`), the peer's load checked against ubt's root; and the
+//! contract code the EVM workloads need.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use ubt_engine::Db;
+use ubt_evm::CodeStore;
+
+use super::db_cache::{self, LoadMarker};
+use super::geth::{self, GethEngine};
+use super::plan::{ubt_options, Config, Engines, StatePlan};
+use super::ubt_exec::engine_error;
+use super::{RunConfig, RunEvent};
+use crate::gen::{read_codes, tree_entries, TreeEntries};
+use crate::BenchError;
+
+/// Loads the state into every configuration's pristine database that is
+/// not loaded yet; returns the markers by load label and how many loads
+/// ran now.
+pub(super) fn load_all(
+    plan: &StatePlan,
+    engines: &Engines,
+    config: &RunConfig,
+    db_root: &Path,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<(HashMap<String, LoadMarker>, usize), BenchError> {
+    let mut loaded_now = 0;
+    let state = plan.dir.join("state.jsonl");
+    let mut markers = HashMap::new();
+    let mut entries: Option<TreeEntries> = None;
+    let mut ubt_root: Option<String> = None;
+    for cfg in &engines.configs {
+        let label = cfg.load_label();
+        if markers.contains_key(&label) {
+            continue;
+        }
+        let db = cfg.pristine(db_root, &plan.key);
+        if let Some(marker) = db_cache::loaded(&db, &label, &state)? {
+            if matches!(cfg, Config::Ubt { .. }) {
+                ubt_root.get_or_insert(marker.root.clone());
+            }
+            markers.insert(label, marker);
+            continue;
+        }
+        db_cache::forget(&db)?;
+        let started = Instant::now();
+        let marker = match cfg {
+            Config::Ubt { group_depth, .. } => {
+                if entries.is_none() {
+                    events(RunEvent::Phase {
+                        label: format!("reading and sorting {}", plan.meta.name),
+                        total: file_len(&state),
+                    });
+                    let mut last = 0;
+                    entries = Some(tree_entries(&state, &mut |p| {
+                        if p.stage == crate::gen::Stage::Read {
+                            events(RunEvent::Advance(p.done.saturating_sub(last)));
+                            last = p.done;
+                        }
+                    })?);
+                    events(RunEvent::Done);
+                }
+                let entries = entries.as_ref().expect("read above");
+                events(RunEvent::Phase {
+                    label: format!("building ubt gd{group_depth}"),
+                    total: 0,
+                });
+                let (db_handle, _report) =
+                    Db::build(&db, ubt_options(config, *group_depth), entries.iter())
+                        .map_err(|e| engine_error("building the database", e))?;
+                let root = format!("0x{}", alloy_primitives::hex::encode(db_handle.root()));
+                db_handle
+                    .close()
+                    .map_err(|e| engine_error("closing the database", e))?;
+                events(RunEvent::Done);
+                db_cache::new_marker(&label, &state, root, entries.len() as u64, started, &db)?
+            }
+            Config::Geth(engine) => {
+                events(RunEvent::Phase {
+                    label: format!("loading {engine} (geth-peer load)"),
+                    total: 0,
+                });
+                let bin = engines.peer_bin.as_deref().expect("peer built");
+                let outcome = geth::load(bin, *engine, &db, &plan.dir)?;
+                events(RunEvent::Done);
+                // Per tree entry, like ubt's, when the state says how many.
+                let entries = plan.meta.tree_entries.unwrap_or(outcome.records);
+                db_cache::new_marker(&label, &state, outcome.root, entries, started, &db)?
+            }
+        };
+        db_cache::mark_loaded(&db, &marker)?;
+        loaded_now += 1;
+        if matches!(cfg, Config::Ubt { .. }) {
+            ubt_root.get_or_insert(marker.root.clone());
+        }
+        markers.insert(label, marker);
+    }
+    // geth's binary trie must load to ubt's root.
+    if let Some(root) = &ubt_root {
+        for cfg in &engines.configs {
+            if let Config::Geth(engine @ GethEngine::BinTrie { .. }) = cfg {
+                let marker = &markers[&cfg.load_label()];
+                if !marker.root.eq_ignore_ascii_case(root) {
+                    return Err(BenchError::Engine {
+                        what: format!("checking {engine}'s load against ubt"),
+                        message: format!(
+                            "the state root after loading differs: geth {}, ubt {root}",
+                            marker.root
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok((markers, loaded_now))
+}
+
+/// The contract code of the state when one of its workloads executes;
+/// empty otherwise.
+pub(super) fn contract_codes(
+    plan: &StatePlan,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<CodeStore, BenchError> {
+    let codes_needed = plan.workloads.iter().any(|(w, _, _)| w.executes());
+    if !codes_needed {
+        return Ok(CodeStore::new());
+    }
+    let state = plan.dir.join("state.jsonl");
+    events(RunEvent::Phase {
+        label: "reading contract code".into(),
+        total: file_len(&state),
+    });
+    let mut last = 0;
+    let codes = read_codes(&state, &mut |p| {
+        events(RunEvent::Advance(p.done.saturating_sub(last)));
+        last = p.done;
+    })?;
+    events(RunEvent::Done);
+    Ok(codes)
+}
+
+/// A file's length, 0 if it cannot be read (for progress totals only).
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}

@@ -1,0 +1,331 @@
+//! The plan of a run: the options checked, each state directory resolved
+//! to its workloads (the EVM workloads' directories created under
+//! `<out>/workloads/`), and the engine configurations that take turns.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use ubt_engine::Options;
+
+use super::blocks::{evm_blocks, EvmSetup};
+use super::geth::{self, GethEngine};
+use super::kind::Workload;
+use super::{ubt_exec, Notes, RunConfig, RunEvent};
+use crate::gen::WorkloadMeta;
+use crate::BenchError;
+
+/// One engine configuration.
+#[derive(Clone, Debug)]
+pub(super) enum Config {
+    Ubt { group_depth: u8, prefetch: bool },
+    Geth(GethEngine),
+}
+
+impl Config {
+    pub(super) fn engine(&self) -> &'static str {
+        match self {
+            Config::Ubt { .. } => ubt_exec::ENGINE,
+            Config::Geth(engine) => engine.engine(),
+        }
+    }
+
+    pub(super) fn variant(&self) -> String {
+        match self {
+            Config::Ubt {
+                group_depth,
+                prefetch: false,
+            } => format!("gd{group_depth}"),
+            Config::Ubt {
+                group_depth,
+                prefetch: true,
+            } => format!("gd{group_depth}-prefetch"),
+            Config::Geth(engine) => engine.variant(),
+        }
+    }
+
+    /// The pristine database it runs from.
+    pub(super) fn pristine(&self, db_root: &Path, state_key: &str) -> PathBuf {
+        let name = match self {
+            Config::Ubt { group_depth, .. } => format!("ubt-gd{group_depth}"),
+            Config::Geth(GethEngine::BinTrie { group_depth }) => {
+                format!("geth-bintrie-gd{group_depth}")
+            }
+            Config::Geth(GethEngine::Mpt) => "geth-mpt".into(),
+        };
+        db_root.join(format!("{state_key}-{name}"))
+    }
+
+    pub(super) fn load_label(&self) -> String {
+        match self {
+            Config::Ubt { group_depth, .. } => format!("ubt gd{group_depth}"),
+            Config::Geth(engine) => engine.to_string(),
+        }
+    }
+}
+
+/// A state directory and what runs on it.
+pub(super) struct StatePlan {
+    pub(super) dir: PathBuf,
+    pub(super) meta: WorkloadMeta,
+    /// Short name of the state for database directories.
+    pub(super) key: String,
+    /// (workload, its name in metrics, its directory).
+    pub(super) workloads: Vec<(Workload, String, PathBuf)>,
+}
+
+/// An options error.
+fn invalid(what: impl Into<String>) -> BenchError {
+    BenchError::InvalidOptions { what: what.into() }
+}
+
+/// Refuses a configuration that cannot run, before anything is done.
+pub(super) fn check_config(config: &RunConfig) -> Result<(), BenchError> {
+    if config.states.is_empty() {
+        return Err(invalid("no state directory given"));
+    }
+    if config.runs == 0 {
+        return Err(invalid(
+            "--runs must be at least 1 (a warm-up run comes on top)",
+        ));
+    }
+    if config.blocks == 0 {
+        return Err(invalid("--blocks must be at least 1"));
+    }
+    if config.group_depths.is_empty() {
+        return Err(invalid("no group depth given"));
+    }
+    if let Some(bad) = config.group_depths.iter().find(|g| !(1..=8).contains(*g)) {
+        return Err(invalid(format!("group depth {bad} is not in 1..=8")));
+    }
+    for engine in &config.peers {
+        if let GethEngine::BinTrie { group_depth } = engine {
+            if !(1..=8).contains(group_depth) {
+                return Err(invalid(format!(
+                    "geth group depth {group_depth} is not in 1..=8"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A short, stable name for a state directory: its workload name and a
+/// hash of the state file's identity (device and inode, so hard links
+/// share a database).
+fn state_key(dir: &Path, meta: &WorkloadMeta) -> Result<String, BenchError> {
+    use std::hash::{Hash, Hasher};
+    let state = dir.join("state.jsonl");
+    let metadata = std::fs::metadata(&state).map_err(|e| BenchError::io_at("stat", &state, e))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (metadata.dev(), metadata.ino()).hash(&mut hasher);
+    }
+    metadata.len().hash(&mut hasher);
+    let base = meta
+        .name
+        .strip_suffix("_reads")
+        .or_else(|| meta.name.strip_suffix("_writes"))
+        .unwrap_or(&meta.name);
+    Ok(format!("{base}-{:08x}", hasher.finish() as u32))
+}
+
+/// The EVM workloads' actors, if the state has the ERC20 token.
+pub(super) fn evm_setup(meta: &WorkloadMeta) -> Option<EvmSetup> {
+    let token = meta.erc20.as_ref()?;
+    Some(EvmSetup {
+        actors: token.actors(),
+        holders: token.holders,
+        sequential: meta.sequential.as_ref().map(|s| (s.contract, s.slots)),
+    })
+}
+
+/// Links (or copies) `state.jsonl` of `from` into `to`.
+fn link_state(from: &Path, to: &Path) -> Result<(), BenchError> {
+    let source = from.join("state.jsonl");
+    let target = to.join("state.jsonl");
+    if target.exists() {
+        let same = {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                let a = std::fs::metadata(&source)
+                    .map_err(|e| BenchError::io_at("stat", &source, e))?;
+                let b = std::fs::metadata(&target)
+                    .map_err(|e| BenchError::io_at("stat", &target, e))?;
+                (a.dev(), a.ino()) == (b.dev(), b.ino())
+            }
+            #[cfg(not(unix))]
+            {
+                false
+            }
+        };
+        if same {
+            return Ok(());
+        }
+        std::fs::remove_file(&target).map_err(|e| BenchError::io_at("removing", &target, e))?;
+    }
+    if std::fs::hard_link(&source, &target).is_err() {
+        std::fs::copy(&source, &target).map_err(|e| BenchError::io_at("copying", &source, e))?;
+    }
+    Ok(())
+}
+
+/// Resolves the states and their workloads, creating the directories of
+/// EVM workloads under `<out>/workloads/`.
+pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchError> {
+    let mut plans = Vec::new();
+    let mut names = HashSet::new();
+    for dir in &config.states {
+        if !dir.join("state.jsonl").is_file() {
+            return Err(invalid(format!(
+                "{} has no state.jsonl: give a directory made by `ubt bench gen`",
+                dir.display()
+            )));
+        }
+        let meta = WorkloadMeta::read(dir)?;
+        let key = state_key(dir, &meta)?;
+        let has_blocks = dir.join("blocks.jsonl").is_file();
+        let workloads = match &config.workloads {
+            Some(list) => list.clone(),
+            None if has_blocks && meta.erc20.is_none() => vec![Workload::Replay],
+            None => Workload::DEFAULT_CHAIN.to_vec(),
+        };
+        let mut planned = Vec::new();
+        for workload in workloads {
+            if workload == Workload::Replay {
+                if !has_blocks {
+                    return Err(invalid(format!(
+                        "{} has no blocks.jsonl to replay",
+                        dir.display()
+                    )));
+                }
+                planned.push((workload, meta.name.clone(), dir.clone()));
+                continue;
+            }
+            let Some(setup) = evm_setup(&meta) else {
+                return Err(invalid(format!(
+                    "{workload} needs a chain-like state with the ERC20 token \
+                     (`ubt bench gen --mode chain`); {} has none",
+                    dir.display()
+                )));
+            };
+            // Check the blocks can be built before loading anything.
+            evm_blocks(workload, &setup, config.shape, config.blocks)?;
+            let name = workload.label(config.shape);
+            let workload_dir = config
+                .out_dir
+                .join("workloads")
+                .join(format!("{key}-{name}"));
+            std::fs::create_dir_all(&workload_dir)
+                .map_err(|e| BenchError::io_at("creating", &workload_dir, e))?;
+            link_state(dir, &workload_dir)?;
+            if workload_dir.join("workload.json").is_file() {
+                let existing = WorkloadMeta::read(&workload_dir)?;
+                if existing.blocks != config.blocks && workload_dir.join("blocks.jsonl").is_file() {
+                    return Err(invalid(format!(
+                        "{} holds {} recorded blocks per run, not {}: use another --out \
+                         or delete it",
+                        workload_dir.display(),
+                        existing.blocks,
+                        config.blocks
+                    )));
+                }
+            }
+            let mut workload_meta = meta.clone();
+            workload_meta.name = name.clone();
+            workload_meta.blocks = config.blocks;
+            workload_meta.description = format!(
+                "{name}: {} blocks of {} gas executed by ubt's EVM over {}",
+                config.blocks,
+                config.shape.gas(),
+                meta.name
+            );
+            workload_meta.write(&workload_dir)?;
+            planned.push((workload, name, workload_dir));
+        }
+        for (_, name, _) in &planned {
+            if !names.insert(name.clone()) {
+                return Err(invalid(format!(
+                    "workload {name} would run on two states: run them with separate --out"
+                )));
+            }
+        }
+        plans.push(StatePlan {
+            dir: dir.clone(),
+            meta,
+            key,
+            workloads: planned,
+        });
+    }
+    Ok(plans)
+}
+
+/// ubt's options for `group_depth` under the run's memory budget.
+pub(super) fn ubt_options(config: &RunConfig, group_depth: u8) -> Options {
+    let mut options = Options {
+        group_depth: Some(group_depth),
+        ..Options::default()
+    };
+    if let Some(budget) = config.memory_budget_bytes {
+        options.memory_budget_bytes = budget;
+    }
+    options
+}
+
+/// The engine configurations that run, in the order they take turns, and
+/// the peer's binary when the peer is among them.
+pub(super) struct Engines {
+    /// ubt's (each group depth, each read variant), then the peer's.
+    pub(super) configs: Vec<Config>,
+    /// `geth-peer`, built under `<out>/bin`.
+    pub(super) peer_bin: Option<PathBuf>,
+}
+
+/// The configurations of `config`; the peer is built if wanted and Go is
+/// installed, and left out with a note otherwise.
+pub(super) fn engines(
+    config: &RunConfig,
+    events: &mut dyn FnMut(RunEvent),
+    notes: &mut Notes,
+) -> Result<Engines, BenchError> {
+    let mut peers = config.peers.clone();
+    let mut peer_bin = None;
+    if !peers.is_empty() {
+        match geth::go_version() {
+            None => {
+                notes.add(
+                    events,
+                    "Go is not installed: go-ethereum is not measured, ubt runs alone \
+                     (install Go 1.25+ to compare)"
+                        .into(),
+                );
+                peers.clear();
+            }
+            Some(version) => {
+                events(RunEvent::Phase {
+                    label: format!("building the go-ethereum peer ({version})"),
+                    total: 0,
+                });
+                peer_bin = Some(geth::build(
+                    &config.peer_source,
+                    &config.out_dir.join("bin"),
+                )?);
+                events(RunEvent::Done);
+            }
+        }
+    }
+
+    let mut configs = Vec::new();
+    for &group_depth in &config.group_depths {
+        for &prefetch in config.prefetch.variants() {
+            configs.push(Config::Ubt {
+                group_depth,
+                prefetch,
+            });
+        }
+    }
+    configs.extend(peers.iter().copied().map(Config::Geth));
+    Ok(Engines { configs, peer_bin })
+}
