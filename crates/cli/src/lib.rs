@@ -5,7 +5,7 @@
 
 pub mod binary;
 pub mod error;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod hex_arg;
 pub mod input;

@@ -51,15 +51,18 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
-pub use ubt_store::io::{ReadBackendChoice, StoreDir};
+pub use ubt_store::io::{
+    DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
+};
 pub use ubt_store::{
-    ApplyTiming, BuildReport, IoCounters, LayerInfo, Options, Stats, StoreError as Error, SyncMode,
-    VerifyReport, DEFAULT_GROUP_DEPTH,
+    ApplyTiming, BuildReport, IoCounters, LayerInfo, Options, Stats, StoreError as Error,
+    Structure, SyncMode, VerifyReport, DATA_FILE, DEFAULT_GROUP_DEPTH, META_FILE, WAL_BYTES_MAX,
+    WAL_FILE,
 };
 use ubt_store::{Snapshot, Store};
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u16 = ubt_store::format::FORMAT_VERSION;
+pub const FORMAT_VERSION: u16 = ubt_store::FORMAT_VERSION;
 
 /// The most writes one [`Db::apply`] block may hold (~16.7 M).
 pub const MAX_BLOCK_WRITES: usize = ubt_store::wal::LAYER_OPS_MAX;

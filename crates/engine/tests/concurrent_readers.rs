@@ -25,11 +25,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use ubt_engine::{Db, Error, Options, Reader};
+use ubt_engine::{Db, Error, Options, Reader, StoreDir};
 use ubt_spec::hash::Hash;
 use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::sim::SimDir;
-use ubt_store::io::StoreDir;
 
 /// Reader threads.
 const READERS: usize = 8;

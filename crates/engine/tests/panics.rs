@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use alloy_primitives::B256;
-use ubt_engine::{Db, Error, Options, StoreDir};
+use ubt_engine::{Db, DirLock, Error, Options, ReadRequest, StoreDir, StoreFile};
 use ubt_store::io::sim::SimDir;
-use ubt_store::io::{DirLock, ReadRequest, StoreFile};
 
 /// A directory whose files panic in batched reads while `armed`.
 #[derive(Debug)]

@@ -10,10 +10,9 @@
 use std::sync::Arc;
 
 use alloy_primitives::B256;
-use ubt_engine::{Db, Error, Options};
+use ubt_engine::{Db, Error, Options, StoreDir};
 use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::sim::SimDir;
-use ubt_store::io::StoreDir;
 
 fn key(i: u64) -> B256 {
     B256::from(ubt_spec::hash::sha256(&i.to_le_bytes()))

@@ -1,7 +1,7 @@
 //! Every byte the store reads or writes goes through the two narrow traits
 //! of this module, so that tests can swap the operating system's files for
 //! a simulated disk that loses unsynced writes, tears them or fails on
-//! command ([`sim`]).
+//! command (`sim`, with the crate's `testing` feature).
 //!
 //! * [`StoreFile`]: positioned reads and writes, `sync_data`, `set_len`,
 //!   and batched reads that an implementation may issue concurrently.
@@ -36,6 +36,7 @@
 
 pub mod os;
 mod pread_pool;
+#[cfg(feature = "testing")]
 pub mod sim;
 #[cfg(target_os = "linux")]
 mod uring;
