@@ -37,7 +37,7 @@ pub mod account;
 pub mod basic_data;
 pub mod chunk;
 pub mod fast;
-#[doc(hidden)]
+#[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod geth;
 pub mod hash;
