@@ -8,66 +8,27 @@
 //! entries, empty path arguments, control characters in paths and in input
 //! text, and clap's usage errors.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Output;
 
-/// Runs `ubt` with `args` and optional standard input (written from a
-/// thread, so that ubt may stop reading early).
-fn ubt(args: &[&str], stdin: Option<Vec<u8>>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ubt"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ubt");
-    let mut input = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || {
-        if let Some(bytes) = stdin {
-            // ubt may exit before reading everything: a broken pipe is fine.
-            let _ = input.write_all(&bytes);
-        }
-    });
-    let output = child.wait_with_output().expect("wait ubt");
-    writer.join().expect("stdin writer");
-    output
-}
+mod common;
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
+use common::{run_ubt as ubt, text, TempDir as Dir};
+
+/// A temporary directory of this test file, whose paths are text.
+struct TempDir(Dir);
 
 impl TempDir {
     fn new() -> TempDir {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("ubt-cli-bad-input-test-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
+        TempDir(Dir::new("bad-input"))
     }
 
     fn path(&self, name: &str) -> String {
-        text(&self.0.join(name))
+        text(&self.0.path(name))
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, bytes).expect("write temp file");
-        path
+        self.0.write(name, bytes)
     }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(path: &Path) -> String {
-    path.to_str().expect("utf-8 path").to_string()
 }
 
 fn stderr(output: &Output) -> String {

@@ -6,16 +6,16 @@
 //! or after it, and `verify` is clean.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::TempDir;
+
 fn ubt(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ubt"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run ubt")
+    common::run_ubt(args, None)
 }
 
 fn stdout_line(output: &Output) -> String {
@@ -45,33 +45,13 @@ fn lines(n: usize, mut seed: u64) -> String {
     out
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "ubt-kill-load-{}-{}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos()
-        ));
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn text(path: &Path) -> &str {
     path.to_str().expect("utf-8 path")
 }
 
 #[test]
 fn a_load_killed_at_any_moment_lands_whole_or_not_at_all() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("kill-load");
     let base_input = dir.0.join("base.jsonl");
     let load_input = dir.0.join("load.jsonl");
     let union_input = dir.0.join("union.jsonl");

@@ -4,68 +4,33 @@
 //! was loaded; corruption, missing databases and bad input each get a
 //! one-line error with the documented exit code, and nothing panics.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Output;
 
-/// Runs `ubt` with `args` and optional standard input; fails the test if
-/// it panicked.
+mod common;
+
+use common::{run_ubt, text, TempDir as Dir};
+
+/// Runs `ubt` with `args` and optional standard input.
 fn ubt(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ubt"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ubt");
-    let mut input = child.stdin.take().expect("stdin");
-    if let Some(bytes) = stdin {
-        input.write_all(bytes).expect("write stdin");
-    }
-    drop(input);
-    let output = child.wait_with_output().expect("wait ubt");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !stderr.contains("panicked"),
-        "ubt {args:?} panicked: {stderr}"
-    );
-    output
+    run_ubt(args, stdin.map(<[u8]>::to_vec))
 }
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
+/// A temporary directory of this test file.
+struct TempDir(Dir);
 
 impl TempDir {
     fn new() -> TempDir {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("ubt-cli-store-test-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
+        TempDir(Dir::new("store"))
     }
 
     fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
+        self.0.path(name)
     }
 
     fn write(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.path(name);
-        std::fs::write(&path, bytes).expect("write temp file");
-        text(&path)
+        self.0.write(name, bytes)
     }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(path: &Path) -> String {
-    path.to_str().expect("utf-8 path").to_string()
 }
 
 fn repo_file(relative: &str) -> String {

@@ -109,17 +109,7 @@ fn check_state(store: &Store, state: &State, probes: &[B256]) -> Result<(), Stri
             hex_root(&state.root)
         ));
     }
-    let report = store.verify().map_err(|e| format!("verify: {e}"))?;
-    if !report.is_ok() {
-        return Err(format!("verify: {:?}", report.problems));
-    }
-    if report.leaves != state.tree.len() as u64 {
-        return Err(format!(
-            "verify counted {} values, the reference has {}",
-            report.leaves,
-            state.tree.len()
-        ));
-    }
+    verify_counts(store, state.tree.len())?;
     match check_reads(store, &state.tree, probes)? {
         0 => Ok(()),
         n => Err(format!("{n} reads failed with Corrupted")),

@@ -124,21 +124,6 @@ impl Fixture {
     }
 }
 
-/// `n` writes over [`mixed_key`], about one value in eight zero.
-fn block(rng: &mut Rng, known: &mut Vec<B256>, n: usize) -> Vec<(B256, B256)> {
-    (0..n)
-        .map(|_| {
-            let key = mixed_key(rng, known);
-            let value = if rng.below(8) == 0 {
-                B256::ZERO
-            } else {
-                B256::from(rng.bytes32())
-            };
-            (key, value)
-        })
-        .collect()
-}
-
 fn build(shape: Shape, seed: u64) -> Fixture {
     let mut rng = Rng(seed ^ shape as u64);
     let (sim, dir) = sim_dir();
@@ -155,7 +140,7 @@ fn build(shape: Shape, seed: u64) -> Fixture {
     let records = match shape {
         Shape::Records | Shape::Closed => {
             for i in 0..6 {
-                let writes = block(&mut rng, &mut known, 340);
+                let writes = writes_over_mixed_keys(&mut rng, &mut known, 340);
                 commit(&mut store, &mut tree, &writes);
                 if i % 2 == 1 {
                     store.checkpoint().expect("checkpoint");
@@ -165,14 +150,14 @@ fn build(shape: Shape, seed: u64) -> Fixture {
         }
         Shape::FirstCheckpoint => {
             for _ in 0..6 {
-                let writes = block(&mut rng, &mut known, 340);
+                let writes = writes_over_mixed_keys(&mut rng, &mut known, 340);
                 commit(&mut store, &mut tree, &writes);
             }
             store.checkpoint().expect("checkpoint");
             4
         }
         Shape::FirstCheckpointBulk => {
-            let mut writes = block(&mut rng, &mut known, 2000);
+            let mut writes = writes_over_mixed_keys(&mut rng, &mut known, 2000);
             // Stable: of equal keys the last written wins, as in the store.
             writes.sort_by_key(|(key, _)| *key);
             tree.insert_batch(&writes);
@@ -189,7 +174,7 @@ fn build(shape: Shape, seed: u64) -> Fixture {
     let mut after = vec![state(&store, &tree)];
     for _ in 0..records {
         let n = 20 + rng.below(20) as usize;
-        let writes = block(&mut rng, &mut known, n);
+        let writes = writes_over_mixed_keys(&mut rng, &mut known, n);
         commit(&mut store, &mut tree, &writes);
         after.push(state(&store, &tree));
     }
@@ -457,17 +442,7 @@ fn check(fx: &Fixture, case: &Case) -> Result<Outcome, String> {
             }
         }
     };
-    let report = store.verify().map_err(|e| format!("verify: {e}"))?;
-    if !report.is_ok() {
-        return Err(format!("verify: {:?}", report.problems));
-    }
-    if report.leaves != state.tree.len() as u64 {
-        return Err(format!(
-            "verify counted {} values, the reference has {}",
-            report.leaves,
-            state.tree.len()
-        ));
-    }
+    verify_counts(&store, state.tree.len())?;
     match check_reads(&store, &state.tree, &fx.probes)? {
         0 => Ok(outcome),
         n => Err(format!("{n} reads failed with Corrupted")),

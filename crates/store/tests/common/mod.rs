@@ -134,7 +134,12 @@ pub fn seed_from_env(default: u64) -> u64 {
 /// a zero value (a present zero leaf).
 pub fn random_writes(rng: &mut Rng, known: &mut Vec<B256>, max: u64) -> Vec<(B256, B256)> {
     let size = 1 + rng.below(max) as usize;
-    (0..size)
+    writes_over_mixed_keys(rng, known, size)
+}
+
+/// `n` writes over `mixed_key`, about one in eight a zero value.
+pub fn writes_over_mixed_keys(rng: &mut Rng, known: &mut Vec<B256>, n: usize) -> Vec<(B256, B256)> {
+    (0..n)
         .map(|_| {
             let key = mixed_key(rng, known);
             let value = if rng.below(8) == 0 {
@@ -145,6 +150,21 @@ pub fn random_writes(rng: &mut Rng, known: &mut Vec<B256>, max: u64) -> Vec<(B25
             (key, value)
         })
         .collect()
+}
+
+/// `verify` finds nothing wrong and counts exactly `values` values.
+pub fn verify_counts(store: &Store, values: usize) -> Result<(), String> {
+    let report = store.verify().map_err(|e| format!("verify: {e}"))?;
+    if !report.is_ok() {
+        return Err(format!("verify: {:?}", report.problems));
+    }
+    if report.leaves != values as u64 {
+        return Err(format!(
+            "verify counted {} values, the reference has {values}",
+            report.leaves
+        ));
+    }
+    Ok(())
 }
 
 /// Reads every probe back, batched (falling back to one `get` per key
