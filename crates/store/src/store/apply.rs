@@ -156,7 +156,7 @@ impl Store {
         let mut located: Vec<(BucketId, u32)> = writes
             .iter()
             .enumerate()
-            .map(|(index, (key, _))| (self.trie.locate(&Stem::of_key(key)).1, index as u32))
+            .map(|(index, (key, _))| (self.tree.trie.locate(&Stem::of_key(key)).1, index as u32))
             .collect();
         located.sort_unstable();
         let ordered: Vec<(B256, Option<B256>)> =
@@ -172,13 +172,13 @@ impl Store {
         let on_disk: Vec<BucketId> = groups
             .iter()
             .map(|(bucket, _)| *bucket)
-            .filter(|&b| self.buckets[b as usize].dirty.is_none())
+            .filter(|&b| self.tree.buckets[b as usize].dirty.is_none())
             .collect();
-        self.prefetcher.inflight.wait_for(&on_disk);
+        self.tree.prefetcher.inflight.wait_for(&on_disk);
         let mut inputs: Vec<Input> = Vec::with_capacity(groups.len());
         let mut targets: Vec<Target> = Vec::with_capacity(groups.len());
         for (bucket, _) in &groups {
-            let slot = &mut self.buckets[*bucket as usize];
+            let slot = &mut self.tree.buckets[*bucket as usize];
             targets.push(Target {
                 prefix: slot.prefix,
                 crc: slot.extent.map_or(0, |e| e.crc),
@@ -189,7 +189,7 @@ impl Store {
                     let memory = contents.memory_bytes();
                     Input::Ready(contents, memory)
                 }
-                (None, Some(extent)) => match self.cache.get(*bucket, &extent) {
+                (None, Some(extent)) => match self.tree.cache.get(*bucket, &extent) {
                     Some(bytes) => {
                         Counters::add(&self.counters.cache_hits, 1);
                         Input::Bytes(bytes)
@@ -207,8 +207,8 @@ impl Store {
         let mut request_groups = Vec::new();
         let mut last_read = located_at;
         let mut read_bytes = 0u64;
-        let data = Arc::clone(&self.data);
-        let cache = &self.cache;
+        let data = Arc::clone(&self.tree.data);
+        let cache = &self.tree.cache;
         rayon::scope(|scope| {
             let results = &results;
             let ordered = &ordered;
@@ -308,7 +308,7 @@ impl Store {
                 undo.extend(self.integrate(*bucket, work));
             }
         }
-        self.root = self.trie.rehash().hash;
+        self.tree.root = self.tree.trie.rehash().hash;
         let micros = |from: Instant, to: Instant| to.duration_since(from).as_micros() as u64;
         self.last_apply = ApplyTiming {
             writes: writes.len() as u64,
@@ -333,7 +333,7 @@ impl Store {
         for ((bucket, _), work) in groups.iter().zip(works) {
             let Some(mut work) = work else { continue };
             let was_in_memory =
-                work.memory_before > 0 || self.buckets[*bucket as usize].extent.is_none();
+                work.memory_before > 0 || self.tree.buckets[*bucket as usize].extent.is_none();
             if !was_in_memory {
                 continue;
             }
@@ -361,7 +361,7 @@ impl Store {
             work.leaves_before = work.pieces.iter().map(|(p, _)| p.leaf_count()).sum();
             self.integrate(*bucket, work);
         }
-        self.root = self.trie.rehash().hash;
+        self.tree.root = self.tree.trie.rehash().hash;
     }
 
     /// Puts a processed bucket (or its split pieces) back into the table and
@@ -374,28 +374,28 @@ impl Store {
             leaves_before,
             memory_before,
         } = work;
-        let prefix = self.buckets[bucket as usize].prefix;
-        let leaf = self.trie.mark_path(&prefix);
+        let prefix = self.tree.buckets[bucket as usize].prefix;
+        let leaf = self.tree.trie.mark_path(&prefix);
         let stems_after: usize = pieces.iter().map(|(b, _)| b.stem_count()).sum();
         let leaves_after: usize = pieces.iter().map(|(b, _)| b.leaf_count()).sum();
         let memory_after: usize = pieces.iter().map(|(b, _)| b.memory_bytes()).sum();
-        self.stem_count = self.stem_count + stems_after as u64 - stems_before as u64;
-        self.leaf_count = self.leaf_count + leaves_after as u64 - leaves_before as u64;
-        self.dirty_bytes = self.dirty_bytes + memory_after - memory_before;
-        self.cache.remove(bucket);
+        self.tree.stem_count = self.tree.stem_count + stems_after as u64 - stems_before as u64;
+        self.tree.leaf_count = self.tree.leaf_count + leaves_after as u64 - leaves_before as u64;
+        self.tree.dirty_bytes = self.tree.dirty_bytes + memory_after - memory_before;
+        self.tree.cache.remove(bucket);
         let mut pieces = pieces;
         if pieces.len() == 1 {
             let Some((piece, summary)) = pieces.pop() else {
                 unreachable!("one piece")
             };
             debug_assert_eq!(piece.prefix(), &prefix);
-            self.trie.set_leaf_summary(leaf, summary);
-            self.buckets[bucket as usize].dirty = Some(Box::new(piece));
+            self.tree.trie.set_leaf_summary(leaf, summary);
+            self.tree.buckets[bucket as usize].dirty = Some(Box::new(piece));
             return undo;
         }
         // Split: the bucket's old extent belongs to its old prefix.
-        if let Some(old) = self.buckets[bucket as usize].extent.take() {
-            self.released.push(old.blocks());
+        if let Some(old) = self.tree.buckets[bucket as usize].extent.take() {
+            self.tree.released.push(old.blocks());
         }
         let mut ids = Vec::with_capacity(pieces.len());
         let mut plan = Vec::with_capacity(pieces.len());
@@ -403,20 +403,20 @@ impl Store {
             let id = if index == 0 {
                 bucket
             } else {
-                self.buckets.push(BucketSlot {
+                self.tree.buckets.push(BucketSlot {
                     prefix: *piece.prefix(),
                     leaf: 0,
                     extent: None,
                     dirty: None,
                 });
-                (self.buckets.len() - 1) as BucketId
+                (self.tree.buckets.len() - 1) as BucketId
             };
             ids.push(id);
             plan.push((*piece.prefix(), id, *summary));
         }
-        let leaves = self.trie.replace_leaf(leaf, &prefix, &plan);
+        let leaves = self.tree.trie.replace_leaf(leaf, &prefix, &plan);
         for ((id, leaf), (piece, _)) in ids.into_iter().zip(leaves).zip(pieces) {
-            let slot = &mut self.buckets[id as usize];
+            let slot = &mut self.tree.buckets[id as usize];
             slot.prefix = *piece.prefix();
             slot.leaf = leaf;
             slot.dirty = Some(Box::new(piece));

@@ -13,7 +13,7 @@ use alloy_primitives::B256;
 use rayon::prelude::*;
 use ubt_spec::key::{sub_index, Stem};
 
-use super::commit::RunWriter;
+use super::checkpoint::RunWriter;
 use super::{BucketSlot, Store, META_FILE};
 use crate::bucket::{codec, Bucket, StemEntry, BUCKET_BYTES_MAX, BUCKET_PREFIX_MAX, SUB_COUNT};
 use crate::error::{Result, StoreError};
@@ -295,15 +295,19 @@ impl Store {
                 ..options
             },
         )?;
-        if existed && (store.meta.generation > 0 || store.commit_seq > 0) {
+        if existed && (store.durable.meta.generation > 0 || store.durable.commit_seq() > 0) {
             return Err(StoreError::AlreadyExists(store.dir.describe()));
         }
         let report = store.build_into(entries);
-        if report.is_err() && store.meta.generation == 0 {
+        if report.is_err() && store.durable.meta.generation == 0 {
             // Nothing refers to what the failed build wrote: give the space
             // back so that a retry (say, after a full disk) has it. Best
             // effort: the error that matters is the build's.
-            let _ = store.data.set_len(0).and_then(|()| store.data.sync_data());
+            let _ = store
+                .tree
+                .data
+                .set_len(0)
+                .and_then(|()| store.tree.data.sync_data());
         }
         let report = report?;
         Ok((store, report))
@@ -315,8 +319,8 @@ impl Store {
         entries: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<BuildReport> {
         let store = self;
-        let data = Arc::clone(&store.data);
-        let group_depth = store.trie.group_depth();
+        let data = Arc::clone(&store.tree.data);
+        let group_depth = store.tree.trie.group_depth();
         let (sender, receiver) = std::sync::mpsc::sync_channel(BATCHES_IN_FLIGHT);
         let (partitioned, consumed) = std::thread::scope(|scope| {
             let hasher = scope.spawn(move || hash_and_write(receiver, data));
@@ -362,21 +366,22 @@ impl Store {
             report.buckets_written += u64::from(hashed.extent.is_some());
         }
         let next_block = consumed.next_block;
-        let data = Arc::clone(&store.data);
+        let data = Arc::clone(&store.tree.data);
         let mut writer = RunWriter::new(data.as_ref());
         super::Counters::add(&store.counters.data_bytes_written, consumed.bytes_written);
 
-        let mut trie = UpperTrie::from_nodes(nodes, store.trie.group_depth());
-        store.root = trie.rehash().hash;
-        store.trie = trie;
-        store.buckets = buckets;
-        store.alloc = crate::alloc::BlockAllocator::new();
-        store.alloc.mark_used(0..next_block);
-        store.stem_count = report.stem_count;
-        store.leaf_count = report.leaf_count;
-        store.persisted_root = store.root;
-        store.persisted_counts = (store.stem_count, store.leaf_count);
-        report.pages_written = store.trie.page_count() as u64;
+        let mut trie = UpperTrie::from_nodes(nodes, store.tree.trie.group_depth());
+        store.tree.root = trie.rehash().hash;
+        store.tree.trie = trie;
+        store.tree.buckets = buckets;
+        store.tree.alloc = crate::alloc::BlockAllocator::new();
+        store.tree.alloc.mark_used(0..next_block);
+        store.tree.stem_count = report.stem_count;
+        store.tree.leaf_count = report.leaf_count;
+        store
+            .history
+            .set_built(store.tree.root, store.tree.counts());
+        report.pages_written = store.tree.trie.page_count() as u64;
         store.write_pages_and_meta(&mut writer, &Default::default(), None)?;
         store.after_checkpoint()?;
         report.data_bytes_written = store.stats().data_bytes_written;

@@ -25,12 +25,11 @@ use std::sync::Arc;
 use alloy_primitives::B256;
 use rayon::prelude::*;
 
-use super::commit::RunWriter;
+use super::checkpoint::RunWriter;
 use super::{Counters, Store};
 use crate::bucket::codec;
 use crate::error::{Result, StoreError};
 use crate::format::{blocks_for, Extent};
-use crate::upper::BucketId;
 
 /// Writes applied per chunk, at least (the budget may allow more).
 const CHUNK_WRITES_MIN: usize = 1024;
@@ -60,14 +59,16 @@ impl Store {
         // The commit may have been durable while the checkpoint it
         // triggered failed and poisoned the handle: stop there.
         self.check_writable()?;
-        let durable = (self.persisted_root, self.persisted_counts);
+        let durable = (
+            self.history.persisted_root(),
+            self.history.persisted_counts(),
+        );
         match self.apply_bulk_inner(sorted_writes.into_iter()) {
             Ok(root) => Ok(root),
             Err(error) => {
-                // Part of the block is in memory: refuse reads too, and
-                // report the last durable root.
-                (self.root, self.persisted_counts) = durable;
-                self.persisted_root = durable.0;
+                self.history.roll_back_restart(durable.0, durable.1);
+                // Part of the block is in memory: refuse reads too (the
+                // handle reports the last durable root).
                 self.poison(&error);
                 self.reads_poisoned = true;
                 Err(error)
@@ -100,23 +101,17 @@ impl Store {
         }
         // The block ends the revert window (never read if still on disk;
         // the checkpoint frees its segment) and every older snapshot.
-        self.window_pending = None;
-        self.layers.clear();
-        let newest = self.next_layer_seq.saturating_sub(1);
-        self.voided.push((0, newest));
-        self.next_layer_seq += 1;
-        self.commit_seq += 1;
-        self.persisted_root = self.root;
-        self.persisted_counts = (self.stem_count, self.leaf_count);
+        self.history.restart_at(self.tree.root, self.tree.counts());
+        self.durable.set_commit_seq(self.durable.commit_seq() + 1);
         self.write_checkpoint()?;
-        Ok(self.root)
+        Ok(self.tree.root)
     }
 
     /// Applies one chunk, then stages the changed buckets if they outgrew
     /// their share of the budget.
     fn apply_bulk_chunk(&mut self, chunk: &[(B256, Option<B256>)]) -> Result<()> {
         drop(self.apply_ops(chunk)?);
-        if self.dirty_bytes > self.options.dirty_bytes_max() {
+        if self.tree.dirty_bytes > self.options.dirty_bytes_max() {
             self.stage_dirty_buckets()?;
         }
         Ok(())
@@ -129,16 +124,14 @@ impl Store {
     /// encodings beside the buckets it frees; staged buckets do not enter
     /// the clean cache (sorted writes move on and do not come back).
     fn stage_dirty_buckets(&mut self) -> Result<()> {
-        let dirty: Vec<BucketId> = (0..self.buckets.len() as BucketId)
-            .filter(|&id| self.buckets[id as usize].dirty.is_some())
-            .collect();
-        let data = Arc::clone(&self.data);
+        let dirty = self.tree.dirty_ids();
+        let data = Arc::clone(&self.tree.data);
         let mut writer = RunWriter::new(data.as_ref());
         for group in dirty.chunks(STAGE_GROUP_BUCKETS) {
             let encoded: Vec<Option<Vec<u8>>> = group
                 .par_iter()
                 .map(|&id| {
-                    self.buckets[id as usize]
+                    self.tree.buckets[id as usize]
                         .dirty
                         .as_deref()
                         .filter(|contents| !contents.is_empty())
@@ -148,28 +141,31 @@ impl Store {
             for (&id, bytes) in group.iter().zip(encoded) {
                 let extent = match &bytes {
                     Some(bytes) => {
-                        let block = self.alloc.alloc(blocks_for(bytes.len()));
+                        let block = self.tree.alloc.alloc(blocks_for(bytes.len()));
                         let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
                         writer.write(block, bytes)?;
                         Some(Extent::at_block(block, bytes.len(), crc))
                     }
                     None => None,
                 };
-                let slot = &mut self.buckets[id as usize];
+                let slot = &mut self.tree.buckets[id as usize];
                 // The old extent stays the durable checkpoint's (or was
                 // staged earlier): freed once the bulk apply's checkpoint
                 // is durable.
                 if let Some(old) = std::mem::replace(&mut slot.extent, extent) {
-                    self.released.push(old.blocks());
+                    self.tree.released.push(old.blocks());
                 }
                 if let Some(contents) = slot.dirty.take() {
-                    self.dirty_bytes = self.dirty_bytes.saturating_sub(contents.memory_bytes());
+                    self.tree.dirty_bytes = self
+                        .tree
+                        .dirty_bytes
+                        .saturating_sub(contents.memory_bytes());
                 }
             }
         }
         writer.flush()?;
         Counters::add(&self.counters.data_bytes_written, writer.written);
-        self.dirty_bytes = 0;
+        self.tree.dirty_bytes = 0;
         Ok(())
     }
 }

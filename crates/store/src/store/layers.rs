@@ -27,7 +27,6 @@ use ubt_spec::hash::Hash;
 
 use super::Store;
 use crate::error::{Result, StoreError};
-use crate::options::SyncMode;
 use crate::wal::{self, WalLayer};
 
 /// One applied block. See the module documentation.
@@ -100,49 +99,48 @@ impl Store {
             });
         }
         let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
-        let root_before = self.root;
+        let root_before = self.tree.root;
         let undo = self.apply_ops(&ops)?;
-        let seq = self.next_layer_seq;
-        self.next_layer_seq += 1;
-        self.layers.push_back(Layer {
-            seq,
-            root_before,
-            root: self.root,
-            ops,
-            old: first_old(undo),
-            persisted: false,
-            counts_after: (self.stem_count, self.leaf_count),
-        });
-        Ok(self.root)
+        self.history.push(
+            Layer {
+                seq: 0,
+                root_before,
+                root: self.tree.root,
+                ops,
+                old: first_old(undo),
+                persisted: false,
+                counts_after: self.tree.counts(),
+            },
+            false,
+        );
+        Ok(self.tree.root)
     }
 
     /// The highest layer number issued so far (recorded in the meta
     /// record, so numbers keep increasing across restarts).
     pub(crate) fn persisted_layer_seq(&self) -> u64 {
-        self.next_layer_seq
-            .saturating_sub(1)
-            .max(self.meta.layer_seq)
+        self.history.newest_seq().max(self.durable.meta.layer_seq)
     }
 
     /// The layers in memory, oldest first.
     pub fn layers(&self) -> Vec<LayerInfo> {
-        self.layers.iter().map(Layer::info).collect()
+        self.history.layers().iter().map(Layer::info).collect()
     }
 
     /// Whether writes applied since the last commit are pending.
     pub fn has_uncommitted(&self) -> bool {
-        self.layers.iter().any(|l| !l.persisted)
+        self.history.layers().iter().any(|l| !l.persisted)
     }
 
     /// Makes every applied layer durable (one WAL record) and returns the
     /// root. See [`Store::persist`].
     pub fn commit(&mut self) -> Result<Hash> {
         self.check_writable()?;
-        match self.layers.iter().rposition(|l| !l.persisted) {
+        match self.history.layers().iter().rposition(|l| !l.persisted) {
             Some(newest) => self.persist_through(newest)?,
-            None => return Ok(self.root),
+            None => return Ok(self.tree.root),
         }
-        Ok(self.root)
+        Ok(self.tree.root)
     }
 
     /// Makes the layers up to the newest one whose root is `root` durable,
@@ -157,10 +155,10 @@ impl Store {
     /// poisoned: the next write reports why.
     pub fn persist(&mut self, root: &Hash) -> Result<()> {
         self.check_writable()?;
-        let Some(index) = self.layers.iter().rposition(|l| l.root == *root) else {
+        let Some(index) = self.history.layers().iter().rposition(|l| l.root == *root) else {
             return Err(StoreError::UnknownRoot(*root));
         };
-        if self.layers[index].persisted {
+        if self.history.layers()[index].persisted {
             return Ok(());
         }
         self.persist_through(index)
@@ -172,11 +170,11 @@ impl Store {
     /// so a crash between them leaves a state the chain really had).
     fn persist_through(&mut self, index: usize) -> Result<()> {
         let first = self
-            .layers
+            .history
+            .layers()
             .iter()
             .position(|l| !l.persisted)
             .unwrap_or(index);
-        let sync = self.options.sync == SyncMode::Always;
         let mut start = first;
         while start <= index {
             // The most layers from `start` that fit one record (at least one:
@@ -184,7 +182,7 @@ impl Store {
             let mut bytes = wal::record_len(&[]);
             let mut end = start;
             while end <= index {
-                let more = wal::layer_len(&self.layers[end].ops);
+                let more = wal::layer_len(&self.history.layers()[end].ops);
                 if end > start && bytes + more > wal::RECORD_BYTES_MAX {
                     break;
                 }
@@ -192,7 +190,8 @@ impl Store {
                 end += 1;
             }
             let wal_layers: Vec<WalLayer> = self
-                .layers
+                .history
+                .layers()
                 .range(start..end)
                 .map(|l| WalLayer {
                     seq: l.seq,
@@ -201,51 +200,25 @@ impl Store {
                     revert: false,
                 })
                 .collect();
-            let root = self.layers[end - 1].root;
-            let seq = self.commit_seq + 1;
-            let appended =
-                wal::encode(sync, self.wal.epoch(), seq, &root, &wal_layers).and_then(|record| {
-                    self.wal.append(seq, &record, sync)?;
-                    Ok(record.len())
-                });
-            let record_len = match appended {
-                Ok(len) => len,
-                Err(error) => {
-                    // Records before this one are durable and stay; the
-                    // layers this one and later ones hold are undone.
-                    self.revert_unpersisted();
-                    self.poison(&error);
-                    return Err(error);
-                }
-            };
-            super::Counters::add(&self.counters.wal_bytes_written, record_len as u64);
-            super::Counters::add(&self.counters.commits, 1);
-            self.commit_seq = seq;
-            for layer in self.layers.range_mut(start..end) {
-                layer.persisted = true;
-                // Replay rebuilds a layer from the WAL; in memory only its
-                // previous values are needed from now on.
-                layer.ops = Vec::new();
+            let root = self.history.layers()[end - 1].root;
+            if let Err(error) = self.append_record(&root, &wal_layers) {
+                // Records before this one are durable and stay; the
+                // layers this one and later ones hold are undone.
+                self.revert_unpersisted();
+                return Err(error);
             }
-            self.note_persisted(end - 1);
+            self.history.mark_persisted(start..end);
             start = end;
         }
         self.trim_layers();
-        if self.dirty_bytes > self.options.dirty_bytes_max()
-            || self.wal.len() > self.options.wal_bytes_max
+        if self.tree.dirty_bytes > self.options.dirty_bytes_max()
+            || self.durable.wal.len() > self.options.wal_bytes_max
         {
             if let Err(error) = self.write_checkpoint() {
                 self.poison(&error);
             }
         }
         Ok(())
-    }
-
-    /// Records that layers up to `index` are durable.
-    fn note_persisted(&mut self, index: usize) {
-        let layer = &self.layers[index];
-        self.persisted_root = layer.root;
-        self.persisted_counts = layer.counts_after;
     }
 
     /// Drops persisted layers beyond the revert depth, oldest first, but
@@ -255,31 +228,8 @@ impl Store {
     /// memory budget ([`super::window`]); does nothing while the revert
     /// segment is unread (its blocks are older than every layer in memory).
     pub(crate) fn trim_layers(&mut self) {
-        if self.window_pending() {
-            return;
-        }
-        let depth = self.options.revert_depth;
         let entries_max = self.window_entries_max();
-        let mut persisted = self.layers.iter().filter(|l| l.persisted).count();
-        let mut entries: usize = self
-            .layers
-            .iter()
-            .filter(|l| l.persisted)
-            .map(|l| l.old.len())
-            .sum();
-        while let Some(oldest) = self.layers.front() {
-            let min_reader = self
-                .min_reader_seq
-                .load(std::sync::atomic::Ordering::Acquire);
-            let needed = oldest.seq > min_reader;
-            let over = persisted > depth || entries > entries_max;
-            if !over || !oldest.persisted || needed {
-                break;
-            }
-            persisted -= 1;
-            entries -= oldest.old.len();
-            self.layers.pop_front();
-        }
+        self.history.trim(self.options.revert_depth, entries_max);
     }
 
     /// Reverts every unpersisted layer (no I/O: their buckets are in memory).
@@ -288,10 +238,7 @@ impl Store {
     }
 
     fn revert_unpersisted(&mut self) {
-        while self.layers.back().is_some_and(|l| !l.persisted) {
-            let Some(layer) = self.layers.pop_back() else {
-                break;
-            };
+        while let Some(layer) = self.history.pop_unpersisted() {
             let ops: Vec<(B256, Option<B256>)> = layer.old.into_iter().collect();
             if let Err(error) = self.apply_ops(&ops) {
                 // Unreachable in practice: an unpersisted layer's buckets stay in memory.
@@ -299,7 +246,7 @@ impl Store {
                 return;
             }
             debug_assert_eq!(
-                self.root, layer.root_before,
+                self.tree.root, layer.root_before,
                 "revert did not restore the root"
             );
         }
@@ -308,11 +255,17 @@ impl Store {
     /// A snapshot of the state at `root`: the tip, a layer in memory, or
     /// the state before the oldest layer.
     pub fn snapshot(&self, root: &Hash) -> Result<Snapshot> {
-        let seq = if let Some(layer) = self.layers.iter().rev().find(|l| l.root == *root) {
+        let seq = if let Some(layer) = self.history.layers().iter().rev().find(|l| l.root == *root)
+        {
             layer.seq
-        } else if *root == self.root {
-            self.next_layer_seq.saturating_sub(1)
-        } else if let Some(oldest) = self.layers.front().filter(|l| l.root_before == *root) {
+        } else if *root == self.tree.root {
+            self.history.newest_seq()
+        } else if let Some(oldest) = self
+            .history
+            .layers()
+            .front()
+            .filter(|l| l.root_before == *root)
+        {
             oldest.seq.saturating_sub(1)
         } else {
             return Err(StoreError::UnknownRoot(*root));
@@ -325,7 +278,12 @@ impl Store {
         if self.is_voided(snapshot.seq) {
             return Err(StoreError::SnapshotReverted(snapshot.root));
         }
-        for layer in self.layers.iter().filter(|l| l.seq > snapshot.seq) {
+        for layer in self
+            .history
+            .layers()
+            .iter()
+            .filter(|l| l.seq > snapshot.seq)
+        {
             if let Some(old) = layer.old.get(key) {
                 return Ok(*old);
             }
@@ -340,7 +298,8 @@ impl Store {
             return Err(StoreError::SnapshotReverted(snapshot.root));
         }
         let newer: Vec<&Layer> = self
-            .layers
+            .history
+            .layers()
             .iter()
             .filter(|l| l.seq > snapshot.seq)
             .collect();
@@ -366,10 +325,7 @@ impl Store {
     /// Tells the store the oldest snapshot still open (`None`: none), so
     /// it keeps every layer newer than that snapshot.
     pub fn set_min_reader_seq(&self, seq: Option<u64>) {
-        self.min_reader_seq.store(
-            seq.unwrap_or(u64::MAX),
-            std::sync::atomic::Ordering::Release,
-        );
+        self.history.set_min_reader_seq(seq);
     }
 }
 

@@ -12,7 +12,12 @@
 //! * [`commit`](Store::commit) appends one WAL record; when changed buckets
 //!   or the WAL outgrow their budget, a checkpoint writes the changed
 //!   buckets and pages copy-on-write and switches the meta record
-//!   ([`commit`]).
+//!   ([`checkpoint`]).
+//!
+//! The state is held by three owned parts, each keeping its invariants
+//! ([`tree`]: buckets and upper trie, the tip; [`history`]: layers, revert
+//! window and the durable root; [`durable`]: WAL and meta record); the
+//! files above combine them.
 //!
 //! After a write, sync or commit fails, the handle is poisoned: reads keep
 //! working on the last committed state, writes return
@@ -21,12 +26,15 @@
 mod apply;
 mod build;
 mod bulk;
-mod commit;
+mod checkpoint;
+mod durable;
+mod history;
 mod layers;
 mod open;
 mod prefetch;
 mod read;
 mod revert;
+mod tree;
 mod verify;
 mod window;
 
@@ -35,18 +43,14 @@ use std::sync::Arc;
 
 use ubt_spec::hash::Hash;
 
-use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::bucket::Bucket;
-use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
-use crate::io::{DirLock, StoreDir, StoreFile};
-use crate::meta::Meta;
+use crate::io::{DirLock, StoreDir};
 use crate::options::Options;
 use crate::prefix::Prefix;
 use crate::stats::Stats;
-use crate::upper::{NodeId, UpperTrie};
-use crate::wal::Wal;
+use crate::upper::NodeId;
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
@@ -104,83 +108,55 @@ pub struct IoCounters {
 }
 
 /// An open database. See the module documentation.
+///
+/// Three owned parts hold the state, each with its own invariants: the
+/// [`tree`] (buckets, upper trie, data file: the tip), the [`history`]
+/// (layers and revert window, and the durable root they lead to) and the
+/// [`durable`] state (WAL and checkpoint). `Store` orchestrates them and
+/// owns the handle's health: a failure part-way through an operation
+/// poisons it.
 #[derive(Debug)]
 pub struct Store {
     dir: Arc<dyn StoreDir>,
     _lock: Box<dyn DirLock>,
-    data: Arc<dyn StoreFile>,
-    meta_file: Arc<dyn StoreFile>,
-    wal: Wal,
     options: Options,
-    /// The last durable checkpoint.
-    meta: Meta,
-    trie: UpperTrie,
-    buckets: Vec<BucketSlot>,
-    alloc: BlockAllocator,
-    /// Blocks whose contents were replaced since the last checkpoint: still
-    /// needed by it, so freed only once the next checkpoint is durable.
-    released: Vec<std::ops::Range<u64>>,
-    /// Live page bytes per block holding pages.
-    page_blocks: PageBlocks,
-    cache: Arc<BucketCache>,
-    prefetcher: prefetch::Prefetcher,
-    /// Memory held by changed buckets.
-    dirty_bytes: usize,
-    /// Applied blocks, oldest first (see [`layers`]).
-    layers: std::collections::VecDeque<Layer>,
-    /// Sequence number of the next layer.
-    next_layer_seq: u64,
-    /// The oldest snapshot still open (`u64::MAX`: none): every layer newer
-    /// than it stays in memory.
-    min_reader_seq: AtomicU64,
-    /// Layer numbers reverted away (first, last).
-    voided: Vec<(u64, u64)>,
-    /// Root of everything applied (the tip).
-    root: Hash,
-    /// Root of the last persisted layer (or of the checkpoint).
-    persisted_root: Hash,
-    /// Sequence number of the last WAL record.
-    commit_seq: u64,
-    stem_count: u64,
-    leaf_count: u64,
-    /// Stem and value counts at the persisted root.
-    persisted_counts: (u64, u64),
+    tree: tree::Tree,
+    history: history::History,
+    durable: durable::Durable,
+    /// Why the handle refuses writes, if it does.
     poisoned: Option<String>,
-    counters: Arc<Counters>,
-    last_apply: apply::ApplyTiming,
-    /// Whether a meta slot was found damaged at open (a torn checkpoint,
-    /// or one bad copy of a pair).
-    meta_slot_damaged: bool,
+    /// Memory holds part of a change (a failed bulk apply, a panic):
+    /// reads are refused too until the database is reopened.
+    reads_poisoned: bool,
     /// Opened with [`Options::read_only`]: writes refused, nothing written.
     read_only: bool,
-    /// A bulk apply failed part-way: memory holds part of a block, so reads
-    /// are refused too until the database is reopened.
-    reads_poisoned: bool,
-    /// The checkpoint's revert segment, not read yet (see [`window`]).
-    window_pending: Option<crate::format::Extent>,
-    /// Why the revert segment could not be used, if it was damaged.
-    window_damaged: Option<String>,
+    counters: Arc<Counters>,
+    last_apply: apply::ApplyTiming,
 }
 
 impl Store {
     /// The state root of everything applied (committed or not).
     pub fn root(&self) -> Hash {
-        self.root
+        if self.reads_poisoned {
+            // Memory may hold part of a change: the last durable root.
+            return self.history.persisted_root();
+        }
+        self.tree.root
     }
 
     /// The root of the last commit (the newest persisted layer).
     pub fn committed_root(&self) -> Hash {
-        self.persisted_root
+        self.history.persisted_root()
     }
 
     /// Sequence number of the last commit (0 for a new database).
     pub fn commit_seq(&self) -> u64 {
-        self.commit_seq
+        self.durable.commit_seq()
     }
 
     /// Group depth of the upper-trie pages.
     pub fn group_depth(&self) -> u8 {
-        self.trie.group_depth()
+        self.tree.trie.group_depth()
     }
 
     /// Why the handle refuses writes, if it does.
@@ -208,7 +184,6 @@ impl Store {
             self.poisoned
                 .get_or_insert_with(|| "a panic interrupted an operation of this handle".into());
             self.reads_poisoned = true;
-            self.root = self.persisted_root;
         }
     }
 
@@ -225,58 +200,58 @@ impl Store {
         self.read_only
     }
 
+    /// Appends one WAL record holding `layers` as the next commit (synced
+    /// in [`crate::SyncMode::Always`]); an error poisons the handle.
+    fn append_record(&mut self, root: &Hash, layers: &[crate::wal::WalLayer]) -> Result<()> {
+        let sync = self.options.sync == crate::SyncMode::Always;
+        self.durable
+            .append(sync, root, layers, &self.counters)
+            .inspect_err(|error| self.poison(error))
+    }
+
     fn poison(&mut self, error: &StoreError) {
         if self.poisoned.is_none() {
             self.poisoned = Some(error.to_string());
         }
     }
 
-    /// The prefix of an upper-trie node: its depth's worth of the prefix of
-    /// any bucket below it.
-    fn prefix_of_node(&self, mut id: NodeId) -> Prefix {
-        let depth = usize::from(self.trie.node(id).depth);
-        loop {
-            match self.trie.node(id).link {
-                crate::upper::Link::Leaf(bucket) => {
-                    return self.buckets[bucket as usize].prefix.truncate(depth);
-                }
-                crate::upper::Link::Internal([left, _]) => id = left,
-            }
-        }
-    }
-
     /// Statistics about the database and this handle.
     pub fn stats(&self) -> Stats {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let (depth_max, depth_sum, leaves) = self.trie.leaf_depths();
-        let dirty_buckets = self.buckets.iter().filter(|b| b.dirty.is_some()).count();
+        let (depth_max, depth_sum, leaves) = self.tree.trie.leaf_depths();
+        let dirty_buckets = self
+            .tree
+            .buckets
+            .iter()
+            .filter(|b| b.dirty.is_some())
+            .count();
         Stats {
-            read_backend: self.data.read_backend().name().to_string(),
-            group_depth: self.trie.group_depth(),
-            generation: self.meta.generation,
-            commit_seq: self.commit_seq,
-            root: self.root,
-            stem_count: self.stem_count,
-            leaf_count: self.leaf_count,
-            bucket_count: self.buckets.len() as u64,
-            upper_node_count: self.trie.node_count() as u64,
-            page_count: self.trie.page_count() as u64,
+            read_backend: self.tree.data.read_backend().name().to_string(),
+            group_depth: self.tree.trie.group_depth(),
+            generation: self.durable.meta.generation,
+            commit_seq: self.durable.commit_seq(),
+            root: self.root(),
+            stem_count: self.tree.stem_count,
+            leaf_count: self.tree.leaf_count,
+            bucket_count: self.tree.buckets.len() as u64,
+            upper_node_count: self.tree.trie.node_count() as u64,
+            page_count: self.tree.trie.page_count() as u64,
             bucket_depth_max: depth_max as u64,
             bucket_depth_mean: if leaves == 0 {
                 0.0
             } else {
                 depth_sum as f64 / leaves as f64
             },
-            data_file_bytes: self.alloc.end() * crate::format::BLOCK_BYTES as u64,
-            data_used_bytes: self.alloc.used_blocks() * crate::format::BLOCK_BYTES as u64,
-            page_blocks: self.page_blocks.block_count(),
-            page_live_bytes: self.page_blocks.live_bytes(),
-            wal_bytes: self.wal.len(),
+            data_file_bytes: self.tree.alloc.end() * crate::format::BLOCK_BYTES as u64,
+            data_used_bytes: self.tree.alloc.used_blocks() * crate::format::BLOCK_BYTES as u64,
+            page_blocks: self.tree.page_blocks.block_count(),
+            page_live_bytes: self.tree.page_blocks.live_bytes(),
+            wal_bytes: self.durable.wal.len(),
             dirty_buckets: dirty_buckets as u64,
-            dirty_bytes: self.dirty_bytes as u64,
-            cache_bytes: self.cache.bytes() as u64,
-            upper_trie_bytes: (self.trie.memory_bytes()
-                + self.buckets.capacity() * std::mem::size_of::<BucketSlot>())
+            dirty_bytes: self.tree.dirty_bytes as u64,
+            cache_bytes: self.tree.cache.bytes() as u64,
+            upper_trie_bytes: (self.tree.trie.memory_bytes()
+                + self.tree.buckets.capacity() * std::mem::size_of::<BucketSlot>())
                 as u64,
             memory_budget_bytes: self.options.memory_budget_bytes as u64,
             bucket_reads: load(&self.counters.bucket_reads),
@@ -288,8 +263,8 @@ impl Store {
             commits: load(&self.counters.commits),
             checkpoints: load(&self.counters.checkpoints),
             poisoned: self.poisoned.clone(),
-            meta_slot_damaged: self.meta_slot_damaged,
-            revert_window_damaged: self.window_damaged.clone(),
+            meta_slot_damaged: self.durable.meta_slot_damaged,
+            revert_window_damaged: self.history.window_damaged.clone(),
         }
     }
 
@@ -313,7 +288,7 @@ impl Store {
 
     /// Drops the clean bucket cache (for cold-read measurements).
     pub fn clear_cache(&self) {
-        self.cache.clear();
+        self.tree.cache.clear();
     }
 
     /// The directory, for messages.

@@ -171,47 +171,45 @@ impl Store {
             Arc::clone(&cache),
             Arc::clone(&counters),
         );
+        let wal = Wal::new(
+            Arc::clone(&wal_file),
+            meta.generation,
+            meta.commit_seq,
+            RECORDS_START,
+        );
         let mut store = Store {
-            prefetcher,
-            wal: Wal::new(
-                Arc::clone(&wal_file),
-                meta.generation,
-                meta.commit_seq,
-                RECORDS_START,
-            ),
             dir,
             _lock: lock,
-            data,
-            meta_file,
-            cache,
             options,
-            trie,
-            buckets,
-            alloc,
-            released: Vec::new(),
-            page_blocks,
-            dirty_bytes: 0,
-            layers: std::collections::VecDeque::new(),
-            next_layer_seq: meta.layer_seq + 1,
-            min_reader_seq: std::sync::atomic::AtomicU64::new(u64::MAX),
-            voided: Vec::new(),
-            root,
-            persisted_root: root,
-            commit_seq: meta.commit_seq,
-            stem_count: meta.stem_count,
-            leaf_count: meta.leaf_count,
-            persisted_counts: (meta.stem_count, meta.leaf_count),
+            tree: super::tree::Tree {
+                data,
+                trie,
+                buckets,
+                alloc,
+                released: Vec::new(),
+                page_blocks,
+                cache,
+                prefetcher,
+                dirty_bytes: 0,
+                stem_count: meta.stem_count,
+                leaf_count: meta.leaf_count,
+                root,
+            },
+            // The revert segment is read when first needed (a read-only
+            // handle reads it only to verify it, or for a reader at one of
+            // its roots).
+            history: super::history::History::at_checkpoint(
+                root,
+                (meta.stem_count, meta.leaf_count),
+                meta.layer_seq,
+                meta.revert_log,
+            ),
+            durable: super::durable::Durable::new(meta_file, wal, meta, meta_slot_damaged),
             poisoned: None,
-            counters,
-            meta_slot_damaged,
-            last_apply: Default::default(),
-            read_only,
             reads_poisoned: false,
-            // Read when first needed (a read-only handle reads it only to
-            // verify it, or for a reader at one of its roots).
-            window_pending: meta.revert_log,
-            window_damaged: None,
-            meta,
+            read_only,
+            counters,
+            last_apply: Default::default(),
         };
         store.replay_wal(&wal_file)?;
         Ok(store)
@@ -221,12 +219,12 @@ impl Store {
     /// then cuts the log after the last intact one (or restarts it, if the
     /// last checkpoint completed before it could).
     fn replay_wal(&mut self, wal_file: &Arc<dyn StoreFile>) -> Result<()> {
-        let (generation, base_seq) = (self.meta.generation, self.meta.commit_seq);
+        let (generation, base_seq) = (self.durable.meta.generation, self.durable.meta.commit_seq);
         let replayed = Wal::replay(wal_file.as_ref(), generation, base_seq, |record| {
             self.replay_record(record)
         })?;
         if self.read_only {
-            self.wal = Wal::new(Arc::clone(wal_file), generation, base_seq, replayed.end);
+            self.durable.wal = Wal::new(Arc::clone(wal_file), generation, base_seq, replayed.end);
             return Ok(());
         }
         let len = wal_file
@@ -240,7 +238,7 @@ impl Store {
                     "cutting the WAL after its last intact record",
                 ))?;
         }
-        self.wal = if replayed.restart_pending {
+        self.durable.wal = if replayed.restart_pending {
             // Written at the first commit: an open needs no free space.
             Wal::pending_restart(Arc::clone(wal_file), generation, base_seq)
         } else {
@@ -257,10 +255,10 @@ impl Store {
             self.ensure_revert_window()?;
         }
         for layer in record.layers {
-            let root_before = self.root;
+            let root_before = self.tree.root;
             let undo = self.apply_ops(&layer.ops)?;
             if layer.revert {
-                if self.root != layer.root {
+                if self.tree.root != layer.root {
                     return Err(StoreError::corrupted(
                         Structure::Wal,
                         format!("{WAL_FILE} record {}", record.seq),
@@ -270,27 +268,27 @@ impl Store {
                 self.finish_revert(layer.seq, true);
                 continue;
             }
-            if self.root != layer.root {
+            if self.tree.root != layer.root {
                 return Err(StoreError::corrupted(
                     Structure::Wal,
                     format!("{WAL_FILE} record {} layer {}", record.seq, layer.seq),
                     "replaying the layer does not reproduce the root it holds",
                 ));
             }
-            self.next_layer_seq = self.next_layer_seq.max(layer.seq + 1);
-            self.layers.push_back(super::Layer {
-                seq: layer.seq,
-                root_before,
-                root: layer.root,
-                ops: Vec::new(),
-                old: super::layers::first_old(undo),
-                persisted: true,
-                counts_after: (self.stem_count, self.leaf_count),
-            });
+            self.history.push(
+                super::Layer {
+                    seq: layer.seq,
+                    root_before,
+                    root: layer.root,
+                    ops: Vec::new(),
+                    old: super::layers::first_old(undo),
+                    persisted: true,
+                    counts_after: self.tree.counts(),
+                },
+                true,
+            );
         }
-        self.commit_seq = record.seq;
-        self.persisted_root = self.root;
-        self.persisted_counts = (self.stem_count, self.leaf_count);
+        self.durable.set_commit_seq(record.seq);
         self.trim_layers();
         Ok(())
     }

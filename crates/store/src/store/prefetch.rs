@@ -131,15 +131,15 @@ impl Store {
     pub fn prefetch(&self, keys: &[B256]) -> usize {
         let mut batch: Batch = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        let inflight = self.prefetcher.inflight.lock();
+        let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
-            let (_, bucket) = self.trie.locate(&Stem::of_key(key));
-            let slot = &self.buckets[bucket as usize];
+            let (_, bucket) = self.tree.trie.locate(&Stem::of_key(key));
+            let slot = &self.tree.buckets[bucket as usize];
             let Some(at) = slot.extent else { continue };
             if slot.dirty.is_some()
                 || !seen.insert(bucket)
                 || inflight.contains_key(&bucket)
-                || self.cache.contains(bucket, &at)
+                || self.tree.cache.contains(bucket, &at)
             {
                 continue;
             }
@@ -148,7 +148,7 @@ impl Store {
         drop(inflight);
         let started = batch.len();
         if started > 0 {
-            self.prefetcher.send(batch);
+            self.tree.prefetcher.send(batch);
         }
         started
     }

@@ -32,7 +32,7 @@ pub(crate) fn block_location(extent: &Extent) -> String {
 
 impl Store {
     fn source(&self, bucket: BucketId) -> Source<'_> {
-        let slot = &self.buckets[bucket as usize];
+        let slot = &self.tree.buckets[bucket as usize];
         match (&slot.dirty, slot.extent) {
             (Some(bucket), _) => Source::Dirty(bucket),
             (None, Some(at)) => Source::Disk(at),
@@ -45,7 +45,7 @@ impl Store {
     pub fn get(&self, key: &B256) -> Result<Option<B256>> {
         self.check_readable()?;
         let stem = Stem::of_key(key);
-        let (_, bucket) = self.trie.locate(&stem);
+        let (_, bucket) = self.tree.trie.locate(&stem);
         match self.source(bucket) {
             Source::Empty => Ok(None),
             Source::Dirty(contents) => Ok(contents.get(&stem, sub_index(key))),
@@ -57,7 +57,7 @@ impl Store {
                     }
                     None => self.read_extent(bucket, &at)?,
                 };
-                let prefix = &self.buckets[bucket as usize].prefix;
+                let prefix = &self.tree.buckets[bucket as usize].prefix;
                 codec::lookup(
                     &bytes,
                     prefix,
@@ -73,12 +73,12 @@ impl Store {
     /// The cached bytes of `bucket` at `at`; when the prefetch worker is
     /// reading it, waits for that read instead of issuing a second one.
     fn cached(&self, bucket: BucketId, at: &Extent) -> Option<Arc<[u8]>> {
-        if let Some(bytes) = self.cache.get(bucket, at) {
+        if let Some(bytes) = self.tree.cache.get(bucket, at) {
             return Some(bytes);
         }
-        if self.prefetcher.inflight.contains(bucket) {
-            self.prefetcher.inflight.wait_for(&[bucket]);
-            return self.cache.get(bucket, at);
+        if self.tree.prefetcher.inflight.contains(bucket) {
+            self.tree.prefetcher.inflight.wait_for(&[bucket]);
+            return self.tree.cache.get(bucket, at);
         }
         None
     }
@@ -86,13 +86,14 @@ impl Store {
     /// Reads one bucket's extent and caches it.
     fn read_extent(&self, bucket: BucketId, at: &Extent) -> Result<Arc<[u8]>> {
         let mut bytes = vec![0u8; at.byte_len()];
-        self.data
+        self.tree
+            .data
             .read_exact_at(&mut bytes, at.offset)
             .map_err(StoreError::io("reading a bucket"))?;
         Counters::add(&self.counters.bucket_reads, 1);
         Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
         let bytes: Arc<[u8]> = Arc::from(bytes);
-        self.cache.insert(bucket, *at, bytes.clone());
+        self.tree.cache.insert(bucket, *at, bytes.clone());
         Ok(bytes)
     }
 
@@ -121,14 +122,15 @@ impl Store {
         }
         let mut first_error: Option<std::io::Error> = None;
         let mut read_bytes = 0u64;
-        self.data
+        self.tree
+            .data
             .read_batch_each(&requests, &mut |index, result| match result {
                 Ok(bytes) => {
                     let position = request_slots[index];
                     let (bucket, at) = wanted[position];
                     read_bytes += bytes.len() as u64;
                     let bytes: Arc<[u8]> = Arc::from(bytes);
-                    self.cache.insert(bucket, at, bytes.clone());
+                    self.tree.cache.insert(bucket, at, bytes.clone());
                     out[position] = Some(bytes);
                 }
                 Err(error) => {
@@ -155,7 +157,7 @@ impl Store {
         self.check_readable()?;
         let located: Vec<BucketId> = keys
             .iter()
-            .map(|key| self.trie.locate(&Stem::of_key(key)).1)
+            .map(|key| self.tree.trie.locate(&Stem::of_key(key)).1)
             .collect();
         let mut on_disk: Vec<(BucketId, Extent)> = located
             .iter()
@@ -182,7 +184,7 @@ impl Store {
                                     "bucket not fetched",
                                 ))
                             })?;
-                    let prefix = &self.buckets[bucket as usize].prefix;
+                    let prefix = &self.tree.buckets[bucket as usize].prefix;
                     codec::lookup(
                         &fetched[position],
                         prefix,
@@ -205,7 +207,7 @@ impl Store {
         at: &Extent,
         bytes: &[u8],
     ) -> Result<Bucket> {
-        let prefix = &self.buckets[bucket as usize].prefix;
+        let prefix = &self.tree.buckets[bucket as usize].prefix;
         codec::decode(bytes, prefix, at.crc, &block_location(at))
     }
 }

@@ -17,10 +17,9 @@ use std::collections::HashMap;
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 
-use super::{Counters, Store};
+use super::Store;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{blocks_for, Extent};
-use crate::options::SyncMode;
 use crate::revert_log::{self, ReverseDiff};
 use crate::wal::{self, WalLayer};
 
@@ -41,7 +40,7 @@ impl Store {
     /// Fails with [`StoreError::UnknownRoot`] for any other root.
     pub fn revert(&mut self, root: &Hash) -> Result<()> {
         self.check_writable()?;
-        if *root == self.root {
+        if *root == self.tree.root {
             return Ok(());
         }
         // Read the window's part still on disk first: the root may be
@@ -68,22 +67,13 @@ impl Store {
                     max: wal::LAYER_OPS_MAX as u64,
                 });
             }
-            let sync = self.options.sync == SyncMode::Always;
             let layer = WalLayer {
                 seq: plan.target_seq,
                 root: *root,
                 ops: ops.clone(),
                 revert: true,
             };
-            let seq = self.commit_seq + 1;
-            let record = wal::encode(sync, self.wal.epoch(), seq, root, &[layer])?;
-            if let Err(error) = self.wal.append(seq, &record, sync) {
-                self.poison(&error);
-                return Err(error);
-            }
-            Counters::add(&self.counters.wal_bytes_written, record.len() as u64);
-            Counters::add(&self.counters.commits, 1);
-            self.commit_seq += 1;
+            self.append_record(root, &[layer])?;
         }
         if let Err(error) = self.apply_ops(&ops) {
             if plan.persisted {
@@ -92,7 +82,7 @@ impl Store {
             }
             return Err(error);
         }
-        if self.root != *root {
+        if self.tree.root != *root {
             let error = StoreError::corrupted(
                 Structure::Revert,
                 "reverse diffs",
@@ -108,20 +98,25 @@ impl Store {
     /// Finds the layers to undo to reach `root`.
     fn plan_revert(&self, root: &Hash) -> Result<RevertPlan> {
         let diffs_after = |position: usize| -> Vec<Vec<(B256, Option<B256>)>> {
-            self.layers
+            self.history
+                .layers()
                 .range(position..)
                 .rev()
                 .map(|l| l.old.iter().map(|(k, v)| (*k, *v)).collect())
                 .collect()
         };
-        if let Some(position) = self.layers.iter().rposition(|l| l.root == *root) {
+        if let Some(position) = self.history.layers().iter().rposition(|l| l.root == *root) {
             return Ok(RevertPlan {
-                target_seq: self.layers[position].seq,
-                persisted: self.layers.range(position + 1..).any(|l| l.persisted),
+                target_seq: self.history.layers()[position].seq,
+                persisted: self
+                    .history
+                    .layers()
+                    .range(position + 1..)
+                    .any(|l| l.persisted),
                 diffs: diffs_after(position + 1),
             });
         }
-        match self.layers.front() {
+        match self.history.layers().front() {
             Some(oldest) if oldest.root_before == *root => Ok(RevertPlan {
                 target_seq: oldest.seq.saturating_sub(1),
                 persisted: oldest.persisted,
@@ -133,25 +128,15 @@ impl Store {
 
     /// Whether layer `seq` was reverted away.
     pub(crate) fn is_voided(&self, seq: u64) -> bool {
-        self.voided
-            .iter()
-            .any(|(first, last)| (*first..=*last).contains(&seq))
+        self.history.is_voided(seq)
     }
 
     /// After the state reached layer `target_seq`'s root: drops the newer
-    /// layers, voids their numbers, and stops using newer reverse diffs.
+    /// layers and voids their numbers; a `durable` revert makes the tip
+    /// the durable state.
     pub(crate) fn finish_revert(&mut self, target_seq: u64, durable: bool) {
-        let newest = self.next_layer_seq.saturating_sub(1);
-        while self.layers.back().is_some_and(|l| l.seq > target_seq) {
-            self.layers.pop_back();
-        }
-        if target_seq < newest {
-            self.voided.push((target_seq + 1, newest));
-        }
-        if durable {
-            self.persisted_root = self.root;
-            self.persisted_counts = (self.stem_count, self.leaf_count);
-        }
+        let tip = durable.then(|| (self.tree.root, self.tree.counts()));
+        self.history.revert_to(target_seq, tip);
     }
 
     /// At a checkpoint: writes the revert window (every persisted layer in
@@ -159,15 +144,16 @@ impl Store {
     /// once the checkpoint is durable. Returns the segment's extent.
     pub(super) fn write_revert_log(
         &mut self,
-        writer: &mut super::commit::RunWriter<'_>,
+        writer: &mut super::checkpoint::RunWriter<'_>,
     ) -> Result<Option<Extent>> {
         // The window is rewritten whole: read what is still on disk first.
         self.ensure_revert_window()?;
-        if let Some(previous) = self.meta.revert_log {
-            self.released.push(previous.blocks());
+        if let Some(previous) = self.durable.meta.revert_log {
+            self.tree.released.push(previous.blocks());
         }
         let window: Vec<ReverseDiff> = self
-            .layers
+            .history
+            .layers()
             .iter()
             .filter(|l| l.persisted)
             .map(|l| {
@@ -196,7 +182,7 @@ impl Store {
             return Ok(None);
         }
         let bytes = revert_log::encode_segment(&window);
-        let block = self.alloc.alloc(blocks_for(bytes.len()));
+        let block = self.tree.alloc.alloc(blocks_for(bytes.len()));
         let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         writer.write(block, &bytes)?;
         Ok(Some(Extent::at_block(block, bytes.len(), crc)))

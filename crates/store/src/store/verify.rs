@@ -77,12 +77,12 @@ impl Store {
         self.check_readable()?;
         let mut report = VerifyReport::default();
         // Buckets: on disk (read in batches) or in memory.
-        let ids: Vec<BucketId> = (0..self.buckets.len() as BucketId).collect();
+        let ids: Vec<BucketId> = (0..self.tree.buckets.len() as BucketId).collect();
         for chunk in ids.chunks(VERIFY_BATCH) {
             let on_disk: Vec<(BucketId, Extent)> = chunk
                 .iter()
                 .filter_map(|&id| {
-                    let slot = &self.buckets[id as usize];
+                    let slot = &self.tree.buckets[id as usize];
                     (slot.dirty.is_none())
                         .then_some(slot.extent.map(|at| (id, at)))
                         .flatten()
@@ -95,7 +95,7 @@ impl Store {
                     len: at.byte_len(),
                 })
                 .collect();
-            let reads = self.data.read_batch(&requests);
+            let reads = self.tree.data.read_batch(&requests);
             let mut loaded: Vec<(BucketId, Result<Bucket>)> = Vec::with_capacity(chunk.len());
             for ((id, at), bytes) in on_disk.iter().zip(reads) {
                 let bytes = bytes.map_err(StoreError::io("reading buckets to verify"))?;
@@ -103,7 +103,7 @@ impl Store {
                 loaded.push((*id, self.decode_fetched(*id, at, &bytes)));
             }
             for &id in chunk {
-                if let Some(contents) = &self.buckets[id as usize].dirty {
+                if let Some(contents) = &self.tree.buckets[id as usize].dirty {
                     loaded.push((id, Ok((**contents).clone())));
                 }
             }
@@ -113,7 +113,7 @@ impl Store {
                     Err(error) => (id, 0, 0, vec![error.to_string()]),
                     Ok(bucket) => {
                         let (summary, mut problems) = recompute(&bucket);
-                        let leaf = self.trie.node(self.buckets[id as usize].leaf);
+                        let leaf = self.tree.trie.node(self.tree.buckets[id as usize].leaf);
                         if leaf.summary != summary {
                             problems.push(format!(
                                 "bucket {:?}: recomputed hash differs from the one in the upper trie",
@@ -128,7 +128,7 @@ impl Store {
                 report.buckets += 1;
                 report.stems += stems;
                 report.leaves += leaves;
-                let slot = &self.buckets[id as usize];
+                let slot = &self.tree.buckets[id as usize];
                 for problem in problems {
                     let location = slot
                         .extent
@@ -139,10 +139,10 @@ impl Store {
                 }
             }
             for &id in chunk {
-                let slot = &self.buckets[id as usize];
+                let slot = &self.tree.buckets[id as usize];
                 if slot.dirty.is_none() && slot.extent.is_none() {
                     report.buckets += 1;
-                    if self.trie.node(slot.leaf).summary != Summary::EMPTY {
+                    if self.tree.trie.node(slot.leaf).summary != Summary::EMPTY {
                         report.problems.push(format!(
                             "bucket {:?} has no extent but a non-empty hash",
                             slot.prefix
@@ -152,26 +152,27 @@ impl Store {
             }
         }
         self.verify_upper(&mut report)?;
-        if report.stems != self.stem_count || report.leaves != self.leaf_count {
+        if report.stems != self.tree.stem_count || report.leaves != self.tree.leaf_count {
             report.problems.push(format!(
                 "counted {} stems and {} values, the database records {} and {}",
-                report.stems, report.leaves, self.stem_count, self.leaf_count
+                report.stems, report.leaves, self.tree.stem_count, self.tree.leaf_count
             ));
         }
-        if self.buckets.iter().all(|b| b.dirty.is_none())
-            && self.meta.root.summary.hash != self.root
+        if self.tree.buckets.iter().all(|b| b.dirty.is_none())
+            && self.durable.meta.root.summary.hash != self.tree.root
         {
             report
                 .problems
                 .push("root differs from the meta record's root".to_string());
         }
         // The revert segment: what the checkpoint references for reverts.
-        if let Some(reason) = &self.window_damaged {
+        if let Some(reason) = &self.history.window_damaged {
             report.problems.push(format!("revert segment: {reason}"));
         }
-        if let Some(extent) = self.window_pending {
+        if let Some(extent) = self.history.window_pending {
             let mut bytes = vec![0u8; extent.byte_len()];
-            self.data
+            self.tree
+                .data
                 .read_exact_at(&mut bytes, extent.offset)
                 .map_err(StoreError::io("reading the revert segment to verify"))?;
             report.bytes_read += bytes.len() as u64;
@@ -183,7 +184,7 @@ impl Store {
                 Ok(window) => {
                     if window
                         .last()
-                        .is_some_and(|d| d.root != self.meta.root.summary.hash)
+                        .is_some_and(|d| d.root != self.durable.meta.root.summary.hash)
                     {
                         report.problems.push(
                             "revert segment: does not end at the checkpoint's root".to_string(),
@@ -200,13 +201,13 @@ impl Store {
     fn verify_upper(&self, report: &mut VerifyReport) -> Result<()> {
         let mut problems = Vec::new();
         let mut nodes = 0u64;
-        self.trie.walk(|id, prefix| {
+        self.tree.trie.walk(|id, prefix| {
             nodes += 1;
-            let node = self.trie.node(id);
+            let node = self.tree.trie.node(id);
             if let Link::Internal([left, right]) = node.link {
                 let expected = combine(
-                    &self.trie.node(left).summary,
-                    &self.trie.node(right).summary,
+                    &self.tree.trie.node(left).summary,
+                    &self.tree.trie.node(right).summary,
                 );
                 if expected != node.summary {
                     problems.push(format!(
@@ -216,13 +217,13 @@ impl Store {
             }
         });
         report.upper_nodes = nodes;
-        if self.trie.root_summary().hash != self.root {
+        if self.tree.trie.root_summary().hash != self.tree.root {
             problems.push("upper-trie root differs from the current root".to_string());
         }
         report.problems.extend(problems);
         let mut pages: Vec<(crate::prefix::Prefix, Extent)> = Vec::new();
-        self.trie.walk(|id, prefix| {
-            if let Some(at) = self.trie.node(id).page.and_then(|p| p.extent) {
+        self.tree.trie.walk(|id, prefix| {
+            if let Some(at) = self.tree.trie.node(id).page.and_then(|p| p.extent) {
                 pages.push((*prefix, at));
             }
         });
@@ -233,11 +234,11 @@ impl Store {
                 len: at.byte_len(),
             })
             .collect();
-        for ((prefix, at), bytes) in pages.iter().zip(self.data.read_batch(&requests)) {
+        for ((prefix, at), bytes) in pages.iter().zip(self.tree.data.read_batch(&requests)) {
             let bytes = bytes.map_err(StoreError::io("reading trie pages to verify"))?;
             report.bytes_read += bytes.len() as u64;
             report.pages += 1;
-            let group_depth = self.trie.group_depth();
+            let group_depth = self.tree.trie.group_depth();
             if let Err(error) =
                 page::decode(&bytes, group_depth, prefix, at.crc, &block_location(at))
             {

@@ -35,20 +35,21 @@ impl Store {
     /// An I/O error is returned (and the segment stays unread); a damaged
     /// segment is reported in the statistics and dropped.
     pub fn ensure_revert_window(&mut self) -> Result<()> {
-        let Some(extent) = self.window_pending else {
+        let Some(extent) = self.history.window_pending else {
             return Ok(());
         };
         let mut bytes = vec![0u8; extent.byte_len()];
-        self.data
+        self.tree
+            .data
             .read_exact_at(&mut bytes, extent.offset)
             .map_err(StoreError::io("reading the revert segment"))?;
-        self.window_pending = None;
+        self.history.window_pending = None;
         let decoded =
             crate::revert_log::decode_segment(&bytes, extent.crc, &block_location(&extent))
                 .and_then(|window| {
                     if window
                         .last()
-                        .is_some_and(|d| d.root != self.meta.root.summary.hash)
+                        .is_some_and(|d| d.root != self.durable.meta.root.summary.hash)
                     {
                         return Err(StoreError::corrupted(
                             Structure::Revert,
@@ -61,28 +62,29 @@ impl Store {
         let window = match decoded {
             Ok(window) => window,
             Err(error) => {
-                self.window_damaged = Some(error.to_string());
+                self.history.window_damaged = Some(error.to_string());
                 return Ok(());
             }
         };
-        for diff in window.into_iter().rev() {
-            self.layers.push_front(Layer {
-                seq: diff.seq,
-                root_before: diff.root_before,
-                root: diff.root,
-                ops: Vec::new(),
-                old: diff.old.into_iter().collect(),
-                persisted: true,
-                counts_after: (0, 0),
-            });
-        }
+        self.history.push_window(
+            window
+                .into_iter()
+                .map(|diff| Layer {
+                    seq: diff.seq,
+                    root_before: diff.root_before,
+                    root: diff.root,
+                    ops: Vec::new(),
+                    old: diff.old.into_iter().collect(),
+                    persisted: true,
+                    // Not known for the window's blocks, and not needed:
+                    // a revert into the window is durable and takes the
+                    // counts of the state it reaches.
+                    counts_after: (0, 0),
+                })
+                .collect(),
+        );
         self.trim_layers();
         Ok(())
-    }
-
-    /// Whether the revert segment is still unread.
-    pub(crate) fn window_pending(&self) -> bool {
-        self.window_pending.is_some()
     }
 
     /// The most previous values the revert window keeps in memory.
@@ -92,6 +94,6 @@ impl Store {
 
     /// Why the revert segment was dropped, if it was damaged.
     pub fn revert_window_damaged(&self) -> Option<&str> {
-        self.window_damaged.as_deref()
+        self.history.window_damaged.as_deref()
     }
 }

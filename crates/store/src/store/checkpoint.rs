@@ -31,7 +31,7 @@ use crate::bucket::codec;
 use crate::error::{Result, StoreError};
 use crate::format::{blocks_for, Extent, BLOCK_BYTES};
 use crate::io::StoreFile;
-use crate::meta::{Meta, META_SLOT_BYTES};
+use crate::meta::Meta;
 use crate::summary::Summary;
 use crate::upper::page::{self, Entry};
 use crate::upper::{BucketId, Link, NodeId, ROOT};
@@ -139,7 +139,8 @@ impl Store {
         }
         self.commit()?;
         self.check_writable()?;
-        let changed = self.buckets.iter().any(|b| b.dirty.is_some()) || !self.wal.is_empty();
+        let changed =
+            self.tree.buckets.iter().any(|b| b.dirty.is_some()) || !self.durable.wal.is_empty();
         if !changed {
             return Ok(());
         }
@@ -156,14 +157,14 @@ impl Store {
     /// touched, grouped by the bucket holding the key now.
     fn persisted_values(&self) -> HashMap<BucketId, Vec<(B256, Option<B256>)>> {
         let mut value_at_persisted: HashMap<B256, Option<B256>> = HashMap::new();
-        for layer in self.layers.iter().filter(|l| !l.persisted) {
+        for layer in self.history.layers().iter().filter(|l| !l.persisted) {
             for (key, old) in &layer.old {
                 value_at_persisted.entry(*key).or_insert(*old);
             }
         }
         let mut by_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::new();
         for (key, value) in value_at_persisted {
-            let (_, bucket) = self.trie.locate(&Stem::of_key(&key));
+            let (_, bucket) = self.tree.trie.locate(&Stem::of_key(&key));
             by_bucket.entry(bucket).or_default().push((key, value));
         }
         by_bucket
@@ -175,14 +176,12 @@ impl Store {
     /// the summaries of that persisted state.
     pub(crate) fn write_checkpoint(&mut self) -> Result<()> {
         let unpersisted = self.persisted_values();
-        let dirty: Vec<BucketId> = (0..self.buckets.len() as BucketId)
-            .filter(|&id| self.buckets[id as usize].dirty.is_some())
-            .collect();
+        let dirty = self.tree.dirty_ids();
         // (encoded bytes, summary at the persisted root when it differs from the tip's)
         let encoded: Vec<(Option<Vec<u8>>, Option<Summary>)> = dirty
             .par_iter()
             .map(|&id| {
-                let Some(contents) = self.buckets[id as usize].dirty.as_deref() else {
+                let Some(contents) = self.tree.buckets[id as usize].dirty.as_deref() else {
                     return (None, None);
                 };
                 match unpersisted.get(&id) {
@@ -208,7 +207,7 @@ impl Store {
                 }
             })
             .collect();
-        let data = Arc::clone(&self.data);
+        let data = Arc::clone(&self.tree.data);
         let mut writer = RunWriter::new(data.as_ref());
         let mut new_refs: Vec<Option<Extent>> = Vec::with_capacity(dirty.len());
         for (bytes, _) in &encoded {
@@ -217,7 +216,7 @@ impl Store {
                 continue;
             };
             let blocks = blocks_for(bytes.len());
-            let block = self.alloc.alloc(blocks);
+            let block = self.tree.alloc.alloc(blocks);
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
             writer.write(block, bytes)?;
             new_refs.push(Some(Extent::at_block(block, bytes.len(), crc)));
@@ -226,20 +225,20 @@ impl Store {
         // extents stay in use until the new meta record is durable.
         let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::new();
         for ((&id, new_ref), (_, summary)) in dirty.iter().zip(&new_refs).zip(&encoded) {
-            let slot = &mut self.buckets[id as usize];
+            let slot = &mut self.tree.buckets[id as usize];
             if let Some(old) = std::mem::replace(&mut slot.extent, *new_ref) {
-                self.released.push(old.blocks());
+                self.tree.released.push(old.blocks());
             }
             if let Some(summary) = summary {
                 leaf_overrides.insert(slot.leaf, *summary);
             }
         }
-        let overrides =
-            self.trie
-                .summaries_with(&leaf_overrides, |leaf| match self.trie.node(leaf).link {
-                    Link::Leaf(bucket) => self.buckets[bucket as usize].prefix,
-                    Link::Internal(_) => unreachable!("overrides are for leaves"),
-                });
+        let overrides = self.tree.trie.summaries_with(&leaf_overrides, |leaf| {
+            match self.tree.trie.node(leaf).link {
+                Link::Leaf(bucket) => self.tree.buckets[bucket as usize].prefix,
+                Link::Internal(_) => unreachable!("overrides are for leaves"),
+            }
+        });
         let revert_log = self.write_revert_log(&mut writer)?;
         self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
         // The checkpoint is durable from here on: a failure to restart the
@@ -253,16 +252,12 @@ impl Store {
                 // Unpersisted layers changed it: the tip stays in memory.
                 continue;
             }
-            self.buckets[id as usize].dirty = None;
+            self.tree.buckets[id as usize].dirty = None;
             if let (Some(bytes), Some(at)) = (bytes, new_ref) {
-                self.cache.insert(id, at, Arc::from(bytes));
+                self.tree.cache.insert(id, at, Arc::from(bytes));
             }
         }
-        self.dirty_bytes = self
-            .buckets
-            .iter()
-            .filter_map(|b| b.dirty.as_ref().map(|d| d.memory_bytes()))
-            .sum();
+        self.tree.recount_dirty_bytes();
         Ok(())
     }
 
@@ -276,23 +271,23 @@ impl Store {
         overrides: &HashMap<NodeId, Summary>,
         revert_log: Option<Extent>,
     ) -> Result<()> {
-        if self.page_blocks.block_count() * BLOCK_BYTES as u64
-            > 2 * self.page_blocks.live_bytes() + PAGE_SLACK_BYTES
+        if self.tree.page_blocks.block_count() * BLOCK_BYTES as u64
+            > 2 * self.tree.page_blocks.live_bytes() + PAGE_SLACK_BYTES
         {
             // Half the page blocks' bytes are dead: rewrite every page, so
             // the old page blocks all empty out.
-            self.trie.mark_all_pages_dirty();
+            self.tree.trie.mark_all_pages_dirty();
         }
         let mut packer = PagePacker::default();
-        for page_root in self.trie.dirty_pages() {
-            let prefix = self.prefix_of_node(page_root);
-            let buckets = &self.buckets;
-            let trie = &self.trie;
+        for page_root in self.tree.trie.dirty_pages() {
+            let prefix = self.tree.prefix_of_node(page_root);
+            let buckets = &self.tree.buckets;
+            let trie = &self.tree.trie;
             // A page holding summaries other than the tip's must be written
             // again at the next checkpoint.
             let differs = std::cell::Cell::new(false);
             let bytes = page::encode(
-                &self.trie,
+                &self.tree.trie,
                 page_root,
                 &prefix,
                 &|bucket| buckets[bucket as usize].extent,
@@ -306,41 +301,43 @@ impl Store {
                 },
             );
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            let offset = packer.append(&mut self.alloc, writer, &bytes)?;
+            let offset = packer.append(&mut self.tree.alloc, writer, &bytes)?;
             let written = Extent {
                 offset,
                 len: bytes.len() as u32,
                 crc,
             };
-            self.page_blocks.add(written.offset, written.len);
-            if let Some(old) = self.trie.set_page_written(page_root, written) {
-                for block in self.page_blocks.remove(old.offset, old.len) {
-                    self.released.push(block..block + 1);
+            self.tree.page_blocks.add(written.offset, written.len);
+            if let Some(old) = self.tree.trie.set_page_written(page_root, written) {
+                for block in self.tree.page_blocks.remove(old.offset, old.len) {
+                    self.tree.released.push(block..block + 1);
                 }
             }
             if differs.get() {
-                self.trie.mark_page_dirty(page_root);
+                self.tree.trie.mark_page_dirty(page_root);
             }
         }
         packer.finish(writer)?;
         writer.flush()?;
         Counters::add(&self.counters.data_bytes_written, writer.written);
         writer.written = 0;
-        self.data
+        self.tree
+            .data
             .sync_data()
             .map_err(StoreError::io("syncing the data file"))?;
 
-        let root_node = self.trie.node(ROOT);
+        let root_node = self.tree.trie.node(ROOT);
         let root_summary = overrides.get(&ROOT).copied().unwrap_or(root_node.summary);
         debug_assert_eq!(
-            root_summary.hash, self.persisted_root,
+            root_summary.hash,
+            self.history.persisted_root(),
             "checkpoint of another root"
         );
         let root = match root_node.link {
             Link::Leaf(bucket) => Entry {
                 summary: root_summary,
                 leaf: true,
-                extent: self.buckets[bucket as usize].extent,
+                extent: self.tree.buckets[bucket as usize].extent,
             },
             Link::Internal(_) => Entry {
                 summary: root_summary,
@@ -349,42 +346,22 @@ impl Store {
             },
         };
         let meta = Meta {
-            generation: self.meta.generation + 1,
-            group_depth: self.trie.group_depth(),
-            commit_seq: self.commit_seq,
+            generation: self.durable.meta.generation + 1,
+            group_depth: self.tree.trie.group_depth(),
+            commit_seq: self.durable.commit_seq(),
             layer_seq: self.persisted_layer_seq(),
             revert_log,
-            data_blocks: self.alloc.end(),
-            bucket_count: self.buckets.len() as u64,
-            stem_count: self.persisted_counts.0,
-            leaf_count: self.persisted_counts.1,
+            data_blocks: self.tree.alloc.end(),
+            bucket_count: self.tree.buckets.len() as u64,
+            stem_count: self.history.persisted_counts().0,
+            leaf_count: self.history.persisted_counts().1,
             root,
         };
-        // First copy, synced, then the second: a crash tears at most one.
-        // Once the first copy is durable the checkpoint stands: a failure
-        // writing the second leaves one good copy (reported as a damaged
-        // slot), not a failed checkpoint.
-        for (copy, slot) in meta.slots().into_iter().enumerate() {
-            let written = self
-                .meta_file
-                .write_all_at(&meta.encode(slot), (slot * META_SLOT_BYTES) as u64)
-                .map_err(StoreError::io("writing the meta record"))
-                .and_then(|()| {
-                    self.meta_file
-                        .sync_data()
-                        .map_err(StoreError::io("syncing the meta record"))
-                });
-            match written {
-                Ok(()) => Counters::add(&self.counters.meta_bytes_written, META_SLOT_BYTES as u64),
-                Err(error) if copy == 0 => return Err(error),
-                Err(error) => {
-                    self.meta_slot_damaged = true;
-                    self.poison(&error);
-                }
-            }
+        // Once the first copy is durable the checkpoint stands; a failure
+        // writing the second poisons the handle but does not undo it.
+        if let Some(error) = self.durable.write_meta(meta, &self.counters)? {
+            self.poison(&error);
         }
-        Counters::add(&self.counters.checkpoints, 1);
-        self.meta = meta;
         Ok(())
     }
 
@@ -393,9 +370,7 @@ impl Store {
     /// written and synced). If that fails the checkpoint stands (a reopen
     /// restarts the log) but the handle cannot commit: the error poisons it.
     pub(super) fn after_checkpoint(&mut self) -> Result<()> {
-        for old in std::mem::take(&mut self.released) {
-            self.alloc.free(old);
-        }
-        self.wal.restart(self.meta.generation, self.meta.commit_seq)
+        self.tree.free_released();
+        self.durable.restart_wal()
     }
 }
