@@ -45,6 +45,8 @@
 //! * Reads ([`Db::get`], [`Db::get_many`]) cost at most one I/O per bucket
 //!   not in memory; a batch issues all its reads at once.
 
+mod account;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -60,6 +62,10 @@ pub use ubt_store::{
     WAL_FILE,
 };
 use ubt_store::{Snapshot, Store};
+
+pub use account::CodeError;
+pub use ubt_spec::account::{CodeReadError, MissingCodeChunk};
+pub use ubt_spec::{Account, AccountBatch, AccountOp};
 
 /// The on-disk format version this build reads and writes.
 pub const FORMAT_VERSION: u16 = ubt_store::FORMAT_VERSION;

@@ -1,41 +1,66 @@
 //! The account-level API with go-ethereum's `BinaryTrie` semantics (spec
-//! section 4), available on every [`StateTree`].
+//! section 4): writes as an ordered [`AccountBatch`] of [`AccountOp`]s,
+//! reads ([`read_account`], [`read_storage`], [`read_code`]) over any
+//! source of tree values, and both together on every [`StateTree`]
+//! ([`AccountWrites`]).
 //!
 //! Every operation is a plain 32-byte write; nothing is ever removed. Where
-//! geth behaves oddly, these functions do what geth does, so roots match:
+//! geth behaves oddly, these operations do what geth does, so roots match:
 //!
-//! * [`AccountWrites::delete_account`] writes zeros to the BasicData and
+//! * [`AccountOp::DeleteAccount`] writes zeros to the BasicData and
 //!   CodeHash leaves only; storage slots and code chunks stay.
-//! * [`AccountWrites::update_code`] writes the new chunks and nothing else:
-//!   when code shrinks, chunks past the new end keep their old values.
-//! * [`AccountWrites::delete_storage`] writes a present zero leaf, which
-//!   hashes differently from an absent slot.
+//! * [`AccountOp::SetCode`] writes the new chunks and nothing else: when
+//!   code shrinks, chunks past the new end keep their old values. It does
+//!   not touch BasicData either: the code size read back is the one the
+//!   last [`AccountOp::SetAccount`] gave.
+//! * [`AccountOp::DeleteStorage`] writes a present zero leaf, which hashes
+//!   differently from an absent slot.
 //! * Balances of 2^128 and above are truncated as geth truncates them (see
-//!   [`geth_balance`]).
+//!   [`geth_balance`](crate::basic_data::geth_balance)).
 //! * The code size in BasicData is whatever the caller passes; geth's state
 //!   layer sometimes passes 0 for contracts whose code was not loaded.
+//!
+//! Reads follow geth's `GetAccount`: an account whose two header leaves are
+//! both absent, or both 32 zero bytes (deleted), is absent. Code is not
+//! stored whole in the trie; [`read_code`] reassembles it from the chunks,
+//! using the code size in BasicData.
 
-use alloy_primitives::{Address, B256, U256};
+mod batch;
+mod read;
 
-use crate::basic_data::{geth_balance, BasicData};
-use crate::chunk::chunkify_code;
-use crate::key::{basic_data_key, code_chunk_key, code_hash_key, storage_slot_key};
+use alloy_primitives::{Address, Bytes, B256, U256};
+
+pub use batch::{geth_storage_value, AccountBatch, AccountOp};
+pub use read::{
+    read_account, read_code, read_storage, CodeReadError, MissingCodeChunk, CODE_READ_BATCH_CHUNKS,
+};
+
 use crate::tree::StateTree;
 
-/// An account as geth's `GetAccount` returns it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An account header: what geth's `GetAccount` returns, plus the code size
+/// BasicData holds. The same fields set an account ([`AccountOp::SetAccount`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Account {
     /// Account nonce.
     pub nonce: u64,
-    /// Account balance as stored (128 bits).
-    pub balance: u128,
+    /// Account balance. Read back, it is the stored 128 bits; written, a
+    /// balance of 2^128 or more is truncated as geth truncates it
+    /// ([`geth_balance`](crate::basic_data::geth_balance)).
+    pub balance: U256,
+    /// Byte length of the account's code as BasicData records it (whatever
+    /// the writer passed; not checked against the chunks).
+    pub code_size: u32,
     /// keccak256 of the account's code.
     pub code_hash: B256,
 }
 
-/// The account operations, implemented for every [`StateTree`].
+/// The account operations and reads, implemented for every [`StateTree`].
+/// Each write method applies one [`AccountOp`] (see its documentation for
+/// geth's quirks); the reads are [`read_account`], [`read_storage`] and
+/// [`read_code`] over the tree.
 pub trait AccountWrites: StateTree {
-    /// geth `UpdateAccount`: writes the BasicData and CodeHash leaves.
+    /// geth `UpdateAccount`: writes the BasicData and CodeHash leaves
+    /// ([`AccountOp::SetAccount`]).
     fn update_account(
         &mut self,
         address: &Address,
@@ -44,66 +69,98 @@ pub trait AccountWrites: StateTree {
         code_hash: &B256,
         code_size: u32,
     ) {
-        let basic = BasicData {
-            version: 0,
-            code_size,
+        let account = Account {
             nonce,
-            balance: geth_balance(balance),
-        }
-        .pack();
-        self.insert(basic_data_key(address), basic);
-        self.insert(code_hash_key(address), *code_hash);
+            balance: *balance,
+            code_size,
+            code_hash: *code_hash,
+        };
+        self.apply_account_op(&AccountOp::SetAccount {
+            address: *address,
+            account,
+        });
     }
 
     /// geth `UpdateContractCode`: writes chunk `i` of `code` at code-chunk key
-    /// `i` for every chunk. Old chunks beyond the new length are left as is.
+    /// `i` for every chunk ([`AccountOp::SetCode`]). Old chunks beyond the new
+    /// length are left as is.
     fn update_code(&mut self, address: &Address, code: &[u8]) {
-        for (chunk_id, chunk) in chunkify_code(code).into_iter().enumerate() {
-            self.insert(code_chunk_key(address, chunk_id as u64), B256::from(chunk));
-        }
+        self.apply_account_op(&AccountOp::SetCode {
+            address: *address,
+            code: Bytes::copy_from_slice(code),
+        });
     }
 
     /// geth `UpdateStorage`: `value` (at most 32 bytes are used: the first 32)
-    /// left-padded with zeros to 32 bytes.
+    /// left-padded with zeros to 32 bytes ([`geth_storage_value`]).
     fn update_storage(&mut self, address: &Address, slot: &U256, value: &[u8]) {
-        let used = &value[..value.len().min(32)];
-        let mut padded = [0u8; 32];
-        padded[32 - used.len()..].copy_from_slice(used);
-        self.insert(storage_slot_key(address, slot), B256::from(padded));
+        self.apply_account_op(&AccountOp::SetStorage {
+            address: *address,
+            slot: *slot,
+            value: geth_storage_value(value),
+        });
     }
 
-    /// geth `DeleteStorage`: writes 32 zero bytes at the slot key.
+    /// geth `DeleteStorage`: writes 32 zero bytes at the slot key
+    /// ([`AccountOp::DeleteStorage`]).
     fn delete_storage(&mut self, address: &Address, slot: &U256) {
-        self.insert(storage_slot_key(address, slot), B256::ZERO);
+        self.apply_account_op(&AccountOp::DeleteStorage {
+            address: *address,
+            slot: *slot,
+        });
     }
 
-    /// geth `DeleteAccount`: zeros the BasicData and CodeHash leaves only.
+    /// geth `DeleteAccount`: zeros the BasicData and CodeHash leaves only
+    /// ([`AccountOp::DeleteAccount`]).
     fn delete_account(&mut self, address: &Address) {
-        self.insert(basic_data_key(address), B256::ZERO);
-        self.insert(code_hash_key(address), B256::ZERO);
+        self.apply_account_op(&AccountOp::DeleteAccount { address: *address });
     }
 
-    /// geth `GetAccount`: `None` if both header leaves are absent or both are
-    /// zero (deleted).
+    /// Applies one operation's tree writes, in order.
+    fn apply_account_op(&mut self, op: &AccountOp) {
+        op.for_each_tree_write(|key, value| self.insert(key, value));
+    }
+
+    /// Applies every operation of `batch`, in order.
+    fn apply_account_batch(&mut self, batch: &AccountBatch) {
+        batch.for_each_tree_write(|key, value| self.insert(key, value));
+    }
+
+    /// geth `GetAccount` ([`read_account`]): `None` if both header leaves
+    /// are absent or both are zero (deleted).
     fn account(&self, address: &Address) -> Option<Account> {
-        let basic = self.get(&basic_data_key(address));
-        let code_hash = self.get(&code_hash_key(address));
-        let deleted = basic == Some(B256::ZERO) && code_hash == Some(B256::ZERO);
-        if (basic.is_none() && code_hash.is_none()) || deleted {
-            return None;
-        }
-        let data = BasicData::unpack(&basic.unwrap_or_default());
-        Some(Account {
-            nonce: data.nonce,
-            balance: data.balance,
-            code_hash: code_hash.unwrap_or_default(),
-        })
+        infallible(read_account(address, tree_lookup(self)))
     }
 
-    /// The value of a storage slot, if present.
+    /// The value of a storage slot, if present ([`read_storage`]).
     fn storage(&self, address: &Address, slot: &U256) -> Option<B256> {
-        self.get(&storage_slot_key(address, slot))
+        infallible(read_storage(address, slot, tree_lookup(self)))
+    }
+
+    /// The account's code reassembled from its chunks ([`read_code`]):
+    /// `None` if the account is absent, an error if a chunk within the
+    /// code size is absent.
+    fn code(&self, address: &Address) -> Result<Option<Bytes>, MissingCodeChunk> {
+        read_code(address, tree_lookup(self)).map_err(|error| match error {
+            CodeReadError::MissingChunk(missing) => missing,
+            CodeReadError::Source(never) => match never {},
+        })
     }
 }
 
 impl<T: StateTree + ?Sized> AccountWrites for T {}
+
+/// A batch lookup over an in-memory tree, for the read functions.
+fn tree_lookup<T: StateTree + ?Sized>(
+    tree: &T,
+) -> impl FnMut(&[B256]) -> Result<Vec<Option<B256>>, std::convert::Infallible> + '_ {
+    move |keys| Ok(keys.iter().map(|key| tree.get(key)).collect())
+}
+
+/// The value of a result that cannot be an error.
+fn infallible<T>(result: Result<T, std::convert::Infallible>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}

@@ -12,7 +12,9 @@
 //!   without building a tree (memory: the trie's depth).
 //! * [`rng`]: SplitMix64, the one seeded pseudo-random generator (its
 //!   stream for a seed is pinned: generated workloads depend on it).
-//! * [`account`]: geth's account-level operations over any [`StateTree`].
+//! * [`account`]: geth's account-level operations as an ordered
+//!   [`AccountBatch`] and the account, storage and code reads, over any
+//!   [`StateTree`] or batch lookup of tree values.
 //! * [`view`]: read-only structural access used by [`geth`], the node-blob
 //!   codec (group depth 1..8) and witness walker.
 //!
@@ -49,7 +51,7 @@ pub mod stem;
 pub mod tree;
 pub mod view;
 
-pub use account::{Account, AccountWrites};
+pub use account::{Account, AccountBatch, AccountOp, AccountWrites};
 pub use fast::FastTree;
 pub use hash::{Hash, ZERO_HASH};
 pub use key::Stem;
