@@ -34,8 +34,41 @@ pub enum Command {
     ///
     /// Prints the resulting root as 0x<64 hex>.
     Load(LoadArgs),
+    /// Import real chain state into a new database: a geth genesis file or
+    /// the output of `geth dump --iterative`.
+    ///
+    /// An import makes a NEW database: the directory must be absent, empty,
+    /// or hold an empty database; one with data is refused. The root is
+    /// go-ethereum's (v1.17.10) binary-trie root of the same state: every
+    /// account as geth's genesis code writes it (balance truncated to 128
+    /// bits as geth truncates it, zero storage values writing nothing).
+    /// Duplicate accounts, storage keys or fields are refused (geth's JSON
+    /// decoding keeps the last). A progress display and a summary go to
+    /// standard error; the state root, 0x<64 hex>, is the last line of
+    /// standard output. Bad input is one line naming the line or JSON path
+    /// (exit 2); a failed import leaves no database behind.
+    Import(ImportArgs),
     /// Print the value stored at a key (0x<64 hex>), or `absent`.
     Get(GetArgs),
+    /// Print an account's header at the tip as one JSON object, or `absent`.
+    ///
+    /// `{"nonce":N,"balance":"0x..","codeHash":"0x<64 hex>","codeSize":N}`:
+    /// the balance in minimal hex (`0x0` for zero), the code size as the
+    /// account's BasicData records it. `absent` (go-ethereum's GetAccount)
+    /// when the account was never written or was deleted.
+    Account(AddressArgs),
+    /// Print the value of a storage slot at the tip as 0x<64 hex>, zero when absent.
+    ///
+    /// A deleted slot is zero too. Slots outlive a deleted account, as in
+    /// go-ethereum's binary trie.
+    Storage(StorageArgs),
+    /// Print an account's code at the tip as `0x<hex>`, reassembled from its chunks.
+    ///
+    /// `0x` alone when the code is empty and when the account is absent
+    /// (the code the EVM sees); `ubt account` tells the two apart. The
+    /// code's length is the code size in the account's BasicData; a chunk
+    /// within it that is absent is reported as an error (exit 1).
+    Code(AddressArgs),
     /// Check every checksum and recompute every hash of a database.
     Verify(DbArgs),
     /// Print a database's shape, memory and I/O counters.
@@ -414,6 +447,32 @@ pub struct GetArgs {
     pub key: String,
 }
 
+/// Arguments of `ubt account` and `ubt code`.
+#[derive(Args, Debug)]
+pub struct AddressArgs {
+    /// Database directory.
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
+    pub db: String,
+    /// The account address, 0x followed by 40 hex digits.
+    #[arg(value_name = "0xADDRESS")]
+    pub address: String,
+}
+
+/// Arguments of `ubt storage`.
+#[derive(Args, Debug)]
+pub struct StorageArgs {
+    /// Database directory.
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
+    pub db: String,
+    /// The account address, 0x followed by 40 hex digits.
+    #[arg(value_name = "0xADDRESS")]
+    pub address: String,
+    /// The slot number: 0x followed by 1 to 64 hex digits, or a decimal
+    /// number (digits only) up to 2^256 - 1.
+    #[arg(value_name = "SLOT")]
+    pub slot: String,
+}
+
 /// Arguments of commands that only need a database.
 #[derive(Args, Debug)]
 pub struct DbArgs {
@@ -442,4 +501,70 @@ pub struct ExportBinArgs {
     /// Binary output file (created or truncated).
     #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub output: String,
+}
+
+/// Arguments of `ubt import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// What to import.
+    #[command(subcommand)]
+    pub command: ImportCommand,
+}
+
+/// The inputs `ubt import` reads.
+#[derive(Subcommand, Debug)]
+pub enum ImportCommand {
+    /// A geth genesis file: the whole genesis object (only `alloc` is read)
+    /// or a bare alloc map. Parsed as a stream: any size.
+    Genesis(ImportGenesisArgs),
+    /// The JSON lines of `geth dump --iterative`. Code hashes and address
+    /// hashes are checked; a dump made with --nocode or --nostorage is
+    /// refused.
+    GethDump(ImportDumpArgs),
+}
+
+/// Options shared by the `ubt import` commands.
+#[derive(Args, Debug)]
+pub struct ImportCommonArgs {
+    /// Database directory to create (absent, empty, or an empty database).
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
+    pub db: String,
+    /// Memory for sorting tree entries (72 bytes each), e.g. 1GiB, 512MiB,
+    /// or plain bytes; beyond it, sorted runs are spilled to temporary
+    /// files and merged.
+    #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::commands::import::parse_size)]
+    pub memory: usize,
+    /// Directory for the temporary files (default: the database
+    /// directory's parent); they are removed at the end.
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
+    pub tmp_dir: Option<String>,
+    /// Group depth (1..=8) of the upper-trie pages.
+    #[arg(long, value_name = "G", value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub group_depth: Option<u8>,
+}
+
+/// Arguments of `ubt import genesis`.
+#[derive(Args, Debug)]
+pub struct ImportGenesisArgs {
+    /// Shared options.
+    #[command(flatten)]
+    pub common: ImportCommonArgs,
+    /// Genesis file, or `-` for standard input.
+    #[arg(value_name = "FILE", value_parser = non_empty())]
+    pub input: String,
+}
+
+/// Arguments of `ubt import geth-dump`.
+#[derive(Args, Debug)]
+pub struct ImportDumpArgs {
+    /// Shared options.
+    #[command(flatten)]
+    pub common: ImportCommonArgs,
+    /// Skip (and count) accounts without an address (the node lacked the
+    /// preimage) instead of failing.
+    #[arg(long)]
+    pub skip_missing_preimages: bool,
+    /// Dump file, or `-` for standard input.
+    #[arg(value_name = "FILE", value_parser = non_empty())]
+    pub input: String,
 }

@@ -63,6 +63,10 @@ pub enum CliError {
         /// Number of problems.
         count: usize,
     },
+    /// An import failed for a reason other than its input (temporary
+    /// files, a damaged spill run, a thread that stopped).
+    #[error("import: {}", escape_controls(.0))]
+    Import(String),
     /// A broken internal invariant (a bug, reported rather than a panic).
     #[error("internal error: {}", escape_controls(.0))]
     Internal(String),
@@ -89,6 +93,7 @@ impl CliError {
             | CliError::Write { .. }
             | CliError::VerifyFailed { .. }
             | CliError::Internal(_)
+            | CliError::Import(_)
             | CliError::Bench(_) => 1,
         }
     }

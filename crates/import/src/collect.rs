@@ -1,0 +1,79 @@
+//! Where the parsers' entries go: into the external sort, with the counts
+//! and the read phase's progress kept on the way.
+
+use crate::entries::Entry;
+use crate::error::ImportError;
+use crate::progress::{Phase, Progress, Status};
+use crate::report::Counts;
+use crate::sort::buffer::Duplicate;
+use crate::sort::{ExternalSorter, SortError};
+
+/// Input bytes between two progress reports.
+const REPORT_EVERY_BYTES: u64 = 4 << 20;
+
+/// Names the input positions behind a duplicate key: lines of a dump,
+/// accounts of a genesis alloc.
+pub(crate) trait Origins {
+    /// The error for `duplicate`.
+    fn duplicate(&mut self, duplicate: &Duplicate) -> ImportError;
+}
+
+/// The parsers' output: sorted on the way in, counted, reported.
+pub(crate) struct Collector<'p, 't> {
+    /// The sort the entries go into.
+    pub sorter: ExternalSorter<'t>,
+    /// What was read so far.
+    pub counts: Counts,
+    progress: &'p dyn Progress,
+    input_bytes: u64,
+    reported_bytes: u64,
+}
+
+impl<'p, 't> Collector<'p, 't> {
+    /// Collects into `sorter`, reporting to `progress`.
+    pub fn new(sorter: ExternalSorter<'t>, progress: &'p dyn Progress) -> Collector<'p, 't> {
+        Collector {
+            sorter,
+            counts: Counts::default(),
+            progress,
+            input_bytes: 0,
+            reported_bytes: 0,
+        }
+    }
+
+    /// Adds derived `entries` and their `counts`.
+    pub fn add(&mut self, entries: &[Entry], counts: &Counts) -> Result<(), SortError> {
+        self.counts.add(counts);
+        self.sorter.push(entries)
+    }
+
+    /// Adds counts without entries (skipped accounts).
+    pub fn count(&mut self, counts: &Counts) {
+        self.counts.add(counts);
+    }
+
+    /// The input has been read up to `input_bytes`.
+    pub fn read_to(&mut self, input_bytes: u64) {
+        self.input_bytes = self.input_bytes.max(input_bytes);
+        if self.input_bytes >= self.reported_bytes + REPORT_EVERY_BYTES {
+            self.reported_bytes = self.input_bytes;
+            self.progress.advanced(&self.status());
+        }
+    }
+
+    /// Bytes of input read.
+    pub fn input_bytes(&self) -> u64 {
+        self.input_bytes
+    }
+
+    /// The read phase's status.
+    pub fn status(&self) -> Status {
+        Status {
+            phase: Phase::Read,
+            done: self.input_bytes,
+            total: None,
+            accounts: self.counts.accounts,
+            entries: self.sorter.pushed(),
+        }
+    }
+}
