@@ -9,6 +9,13 @@
 //! creates is removed afterwards; in a directory that already existed only
 //! the scratch file is removed.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

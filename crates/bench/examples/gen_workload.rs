@@ -7,6 +7,13 @@
 //! gen_workload convert <state.jsonl>
 //! ```
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::Path;
 use std::time::Instant;
 

@@ -96,8 +96,9 @@ pub fn quantile_sorted(sorted: &[f64], q: f64, method: QuantileMethod) -> f64 {
                 return f64::NAN;
             }
             let position = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
-            let below = position.floor() as usize;
-            let above = position.ceil() as usize;
+            // In 0..len: `position` is a clamped fraction of len - 1.
+            #[allow(clippy::cast_possible_truncation)]
+            let (below, above) = (position.floor() as usize, position.ceil() as usize);
             let fraction = position - below as f64;
             sorted[below] + (sorted[above] - sorted[below]) * fraction
         }
@@ -105,6 +106,7 @@ pub fn quantile_sorted(sorted: &[f64], q: f64, method: QuantileMethod) -> f64 {
             if sorted.is_empty() {
                 return 0.0;
             }
+            #[allow(clippy::cast_possible_truncation)] // saturating; clamped below
             let rank = (q * sorted.len() as f64).ceil() as usize;
             sorted[rank.clamp(1, sorted.len()) - 1]
         }

@@ -1,6 +1,13 @@
 //! The cold-cache protocol on real files: residency seen by `mincore`,
 //! dropped by `drop_caches` (as root) or `POSIX_FADV_DONTNEED`.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::fs::{self, File};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -2,6 +2,13 @@
 //! with `workload.json`, raw blocks over existing keys, the token read
 //! back through the EVM, and the converter against the reference tree.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 

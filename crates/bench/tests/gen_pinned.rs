@@ -3,6 +3,13 @@
 //! the values the generator produced when they were first recorded. A
 //! change here changes every state generated from a seed.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::{Path, PathBuf};
 
 use alloy_primitives::keccak256;

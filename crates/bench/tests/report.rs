@@ -1,6 +1,13 @@
 //! The block-metrics report end to end: synthetic metrics written as JSON
 //! lines, read back, summarized and rendered to Markdown and SVG files.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io::Cursor;
 use std::path::PathBuf;
 

@@ -5,6 +5,13 @@
 //! go-ethereum's binary trie reaches ubt's root after the load and after
 //! every block (the runner stops on any difference).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -79,7 +79,12 @@ fn describe_char(c: char) -> String {
 
 /// The value of an ASCII hex digit (checked before).
 fn hex_value(byte: u8) -> u8 {
-    char::from(byte).to_digit(16).map_or(0, |d| d as u8)
+    match byte {
+        b'0'..=b'9' => byte - b'0',
+        b'a'..=b'f' => byte - b'a' + 10,
+        b'A'..=b'F' => byte - b'A' + 10,
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,13 @@
 //! entries, empty path arguments, control characters in paths and in input
 //! text, and clap's usage errors.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::process::Output;
 
 mod common;

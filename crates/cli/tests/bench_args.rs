@@ -1,6 +1,13 @@
 //! `ubt bench` refuses bad arguments with a one-line error naming the
 //! problem and exit code 2, before doing any work.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

@@ -3,6 +3,13 @@
 //! `ubt key` gives geth's keys, and every kind of bad input gets a one-line
 //! error, exit code 2, no output and no panic.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -3,6 +3,13 @@
 //! no panic, accepted input means what it says, rejected input is a typed
 //! error naming a real line. The short CI run of those targets.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use ubt_cli::fuzzing::{binary_records, hex_args, json_lines, seeds};
 use ubt_spec::fuzzing::Mutator;
 

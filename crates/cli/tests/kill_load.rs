@@ -5,6 +5,13 @@
 //! killed at any moment, the database opens at the state before the load
 //! or after it, and `verify` is clean.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -13,6 +20,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::TempDir;
+use ubt_spec::rng::SplitMix64;
 
 fn ubt(args: &[&str]) -> Output {
     common::run_ubt(args, None)
@@ -27,15 +35,10 @@ fn stdout_line(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-/// `n` JSON lines of keys and values from a splitmix64 stream.
-fn lines(n: usize, mut seed: u64) -> String {
-    let mut next = || {
-        seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+/// `n` JSON lines of keys and values from the seeded generator.
+fn lines(n: usize, seed: u64) -> String {
+    let mut rng = SplitMix64::new(seed);
+    let mut next = || rng.next_u64();
     let mut out = String::with_capacity(n * 140);
     for _ in 0..n {
         let key: String = (0..4).map(|_| format!("{:016x}", next())).collect();

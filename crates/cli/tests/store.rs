@@ -4,12 +4,20 @@
 //! was loaded; corruption, missing databases and bad input each get a
 //! one-line error with the documented exit code, and nothing panics.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
 
 use common::{run_ubt, text, TempDir as Dir};
+use ubt_spec::rng::SplitMix64;
 
 /// Runs `ubt` with `args` and optional standard input.
 fn ubt(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -529,15 +537,11 @@ fn stats_json_has_the_counts_and_the_root() {
     );
 }
 
-/// Deterministic pseudo-random 32-byte hex strings (splitmix64).
-fn pseudo_random_hex(seed: &mut u64) -> String {
+/// Pseudo-random 32-byte hex strings from the seeded generator.
+fn pseudo_random_hex(rng: &mut SplitMix64) -> String {
     let mut out = String::from("0x");
     for _ in 0..4 {
-        *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = *seed;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        out += &format!("{:016x}", z ^ (z >> 31));
+        out += &format!("{:016x}", rng.next_u64());
     }
     out
 }
@@ -551,11 +555,11 @@ fn a_large_load_into_a_small_database_gives_the_root_of_the_union() {
         .take(100)
         .map(|l| format!("{l}\n"))
         .collect();
-    let mut seed = 7u64;
+    let mut rng = SplitMix64::new(7);
     let large: String = (0..40_000)
         .map(|_| {
-            let key = pseudo_random_hex(&mut seed);
-            line(&key, &pseudo_random_hex(&mut seed))
+            let key = pseudo_random_hex(&mut rng);
+            line(&key, &pseudo_random_hex(&mut rng))
         })
         .collect();
     let small_file = dir.write("small.jsonl", small.as_bytes());
@@ -609,9 +613,9 @@ fn read_commands_change_no_byte_of_the_database() {
     let db = text(&db_path);
     let input = repo_file("examples/state.jsonl");
     assert!(load(&db, &input).status.success());
-    let mut seed = 3u64;
+    let mut rng = SplitMix64::new(3);
     let more: String = (0..50)
-        .map(|_| line(&pseudo_random_hex(&mut seed), &pseudo_random_hex(&mut seed)))
+        .map(|_| line(&pseudo_random_hex(&mut rng), &pseudo_random_hex(&mut rng)))
         .collect();
     assert!(load(&db, &dir.write("more.jsonl", more.as_bytes()))
         .status

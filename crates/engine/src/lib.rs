@@ -71,7 +71,7 @@ pub use ubt_spec::{Account, AccountBatch, AccountOp};
 pub const FORMAT_VERSION: u16 = ubt_store::FORMAT_VERSION;
 
 /// The most writes one [`Db::apply`] block may hold (~16.7 M).
-pub const MAX_BLOCK_WRITES: usize = ubt_store::wal::LAYER_OPS_MAX;
+pub const MAX_BLOCK_WRITES: usize = ubt_store::LAYER_OPS_MAX;
 
 /// Result alias of the engine.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -19,6 +19,13 @@
 //! `UBT_SEED=<seed>` (printed at the start; thread interleavings differ
 //! between runs, the writes do not).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -27,6 +34,7 @@ use std::time::Instant;
 use alloy_primitives::B256;
 use ubt_engine::{Db, Error, Options, Reader, StoreDir};
 use ubt_spec::hash::Hash;
+use ubt_spec::rng::SplitMix64;
 use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::sim::SimDir;
 
@@ -42,33 +50,12 @@ const SAMPLE: usize = 48;
 /// next one (so that readers pace themselves on the writer).
 const CHECKS_PER_BLOCK: u64 = 3;
 
-/// A deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn key(i: u64) -> B256 {
     B256::from(ubt_spec::hash::sha256(&i.to_le_bytes()))
 }
 
-fn value(rng: &mut Rng) -> B256 {
-    let mut out = [0u8; 32];
-    for chunk in out.chunks_mut(8) {
-        chunk.copy_from_slice(&rng.next().to_le_bytes());
-    }
-    B256::from(out)
+fn value(rng: &mut SplitMix64) -> B256 {
+    B256::from(rng.bytes32())
 }
 
 /// A published snapshot: a reader and the reference values at its root.
@@ -95,7 +82,7 @@ struct Board {
 /// One reader thread: checks snapshots until the writer is done, and at
 /// least one after that.
 fn read_loop(board: &Board, seed: u64) -> Result<(), String> {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let (mut seen_generation, mut checks) = (0u64, 0u64);
     loop {
         {
@@ -134,7 +121,11 @@ fn read_loop(board: &Board, seed: u64) -> Result<(), String> {
 }
 
 /// Reads a sample of keys at one snapshot and checks every value.
-fn check_snapshot(board: &Board, published: &Published, rng: &mut Rng) -> Result<(), String> {
+fn check_snapshot(
+    board: &Board,
+    published: &Published,
+    rng: &mut SplitMix64,
+) -> Result<(), String> {
     let root = published.reader.root();
     let at = B256::from(root);
     let indices: Vec<u64> = (0..SAMPLE).map(|_| rng.below(KEYS)).collect();
@@ -192,7 +183,7 @@ struct Block {
 /// The writer: `blocks` blocks with persists, commits, checkpoints and
 /// reverts mixed in; returns how many of each it did.
 fn write_loop(db: &mut Db, board: &Board, seed: u64, blocks: u64) -> [u64; 4] {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut chain: Vec<Block> = Vec::new();
     let mut tree = ReferenceTree::new();
     let mut values = vec![None; KEYS as usize];

@@ -4,12 +4,20 @@
 //! Now the handle refuses reads and writes until reopened, and a reopen
 //! finds the last durable state.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use alloy_primitives::B256;
 use ubt_engine::{Db, DirLock, Error, Options, ReadRequest, StoreDir, StoreFile};
+use ubt_spec::rng::SplitMix64;
 use ubt_store::io::sim::SimDir;
 
 /// A directory whose files panic in batched reads while `armed`.
@@ -86,7 +94,7 @@ impl StoreDir for PanickyDir {
 
 fn key(i: u64) -> B256 {
     let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes());
+    bytes[..8].copy_from_slice(&i.wrapping_mul(SplitMix64::GAMMA).to_be_bytes());
     bytes[31] = i as u8;
     B256::from(bytes)
 }

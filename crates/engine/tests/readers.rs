@@ -7,6 +7,13 @@
 //! The commit count is small here; `UBT_READER_COMMITS` raises it (the
 //! reliability suite's long mode).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::sync::Arc;
 
 use alloy_primitives::B256;

@@ -91,7 +91,9 @@ impl Asm {
             "PUSH takes 1..=32 bytes, got {}",
             bytes.len()
         );
-        self.code.push(op::PUSH1 + (bytes.len() as u8 - 1));
+        #[allow(clippy::cast_possible_truncation)] // asserted 1..=32
+        let width = bytes.len() as u8;
+        self.code.push(op::PUSH1 + (width - 1));
         self.code.extend_from_slice(bytes);
         self
     }
@@ -131,6 +133,8 @@ impl Asm {
             let iterations = (remaining - BURN_LOOP_FIXED_GAS) / BURN_LOOP_ITERATION_GAS;
             let label = format!("__burn_{}", self.burns);
             self.burns += 1;
+            // The programs are the crate's own: a burn this large is a bug.
+            #[allow(clippy::expect_used)]
             let count = u16::try_from(iterations).expect("burn loop of at most 65,535 iterations");
             self.push(&count.to_be_bytes()); //  [k]                  PUSH2 3
             self.label(&label); //                [k]                  JUMPDEST 1
@@ -154,6 +158,8 @@ impl Asm {
                 .labels
                 .get(&label)
                 .unwrap_or_else(|| panic!("undefined label {label}"));
+            // The programs are the crate's own: code this long is a bug.
+            #[allow(clippy::expect_used)]
             let target = u16::try_from(target).expect("code under 64 KiB");
             code[at..at + 2].copy_from_slice(&target.to_be_bytes());
         }

@@ -144,12 +144,15 @@ fn account_write(
         (None, Some(pre)) if pre.code_hash == info.code_hash => pre.code_size as usize,
         _ => 0,
     };
+    // Code revm ran is far below 4 GiB (EIP-170 caps it at 24 KiB).
+    #[allow(clippy::expect_used)]
+    let code_size = u32::try_from(code_size).expect("code under 4 GiB");
     Some(WriteRecord::Account {
         address: *address,
         nonce: info.nonce,
         balance: info.balance,
         code_hash: info.code_hash,
-        code_size: u32::try_from(code_size).expect("code under 4 GiB"),
+        code_size,
     })
 }
 

@@ -211,8 +211,8 @@ impl<S: StateSource> Executor<S> {
         Ok(BlockOutcome {
             gas_used: outcomes.iter().map(|tx| tx.gas_used).sum(),
             txs: outcomes,
-            execution_us: elapsed.saturating_sub(read_time).as_micros() as u64,
-            state_read_us: read_time.as_micros() as u64,
+            execution_us: saturating_u64(elapsed.saturating_sub(read_time).as_micros()),
+            state_read_us: saturating_u64(read_time.as_micros()),
             accounts_read: accounts.len(),
             slots_read: slots.len(),
             accounts_written: changes.accounts_written,
@@ -265,4 +265,9 @@ fn tx_envs<S: StateSource>(
         );
     }
     Ok(envs)
+}
+
+/// Microseconds as a `u64`, saturating (584,000 years fit).
+fn saturating_u64(micros: u128) -> u64 {
+    u64::try_from(micros).unwrap_or(u64::MAX)
 }

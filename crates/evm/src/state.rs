@@ -119,6 +119,8 @@ impl<T: StateTree> MemorySource<T> {
         code: &Bytes,
     ) {
         let code_hash = codes.insert(code.clone());
+        // geth stores the size as a u32; code near 4 GiB cannot be held.
+        #[allow(clippy::expect_used)]
         let code_size = u32::try_from(code.len()).expect("code under 4 GiB");
         self.tree
             .update_account(address, nonce, balance, &code_hash, code_size);

@@ -2,6 +2,13 @@
 //! 16,777,216 gas (group-depth study) and of 100,000,000 gas (MPT study)
 //! makes. Run with `--nocapture` to see the figures.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use ubt_evm::workloads::{approve_block, balanceof_block, mixed_tx, BlockShape, CallPlan};

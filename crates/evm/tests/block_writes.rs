@@ -1,6 +1,13 @@
 //! A block's recorded reads and writes: the strings parse back, and the
 //! tree writes equal the logical writes applied with geth's semantics.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::{Address, Bytes, B256, U256};

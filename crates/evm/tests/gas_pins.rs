@@ -2,6 +2,13 @@
 //! (Osaka, EIP-2929 schedule): 2,722 per `balanceOf` call, 22,897 per
 //! `approve` call into a fresh slot, within 0.5%.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use ubt_evm::erc20::{APPROVE_CALL_GAS, BALANCEOF_CALL_GAS};

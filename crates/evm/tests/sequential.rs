@@ -2,6 +2,13 @@
 //! store block writes exactly the values asked, each loop iteration costs
 //! the documented gas, and blocks sized by `slots_for_gas` fit their gas.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ubt_evm::sequential::{
     preset_value, sequential_code, sequential_tx, slots_for_gas, LOAD_ITERATION_GAS,

@@ -1,6 +1,13 @@
 //! How the executor uses its state source: one batched read per account,
 //! one read per slot, once per block; failures surface as errors.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

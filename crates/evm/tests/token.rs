@@ -1,5 +1,12 @@
 //! The token's behaviour: balances, allowances, transfers, reverts.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::{Address, Bytes, B256, U256};

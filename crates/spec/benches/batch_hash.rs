@@ -9,6 +9,13 @@
 //!
 //! Each `*/portable` variant forces the fallback path, for comparison.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use alloy_primitives::B256;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;

@@ -20,7 +20,9 @@ pub fn chunkify_code(code: &[u8]) -> Vec<[u8; 32]> {
         let start = index * CHUNK_CODE_BYTES;
         let end = (start + CHUNK_CODE_BYTES).min(code.len());
         chunk[1..1 + end - start].copy_from_slice(&code[start..end]);
-        chunk[0] = push_data_end.saturating_sub(start).min(CHUNK_CODE_BYTES) as u8;
+        #[allow(clippy::cast_possible_truncation)] // at most CHUNK_CODE_BYTES (31)
+        let push_data_in_chunk = push_data_end.saturating_sub(start).min(CHUNK_CODE_BYTES) as u8;
+        chunk[0] = push_data_in_chunk;
         // Advance the opcode scan through this chunk.
         while pc < end {
             let op = code[pc];

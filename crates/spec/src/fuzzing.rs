@@ -71,7 +71,7 @@ pub fn seed_geth_blobs() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         if i.is_multiple_of(3) {
             key[..4].fill(0x5a);
         }
-        key[31] = (i * 7) as u8;
+        key[31] = ((i * 7) & 0xff) as u8;
         tree.insert(B256::from(key), B256::from(crate::hash::sha256(&key)));
     }
     let view = crate::view::ReferenceView::new(&tree);
@@ -112,7 +112,9 @@ impl Mutator {
         if n == 0 {
             0
         } else {
-            (self.next_u64() % n as u64) as usize
+            #[allow(clippy::cast_possible_truncation)] // below n, a usize
+            let index = (self.next_u64() % n as u64) as usize;
+            index
         }
     }
 
@@ -131,7 +133,7 @@ impl Mutator {
                     out[i] = [0, 1, 0x7f, 0x80, 0xff][self.below(5)];
                 }
                 3 => {
-                    let byte = self.next_u64() as u8;
+                    let byte = (self.next_u64() & 0xff) as u8;
                     out.insert(at, byte);
                 }
                 4 if !out.is_empty() => {

@@ -95,7 +95,7 @@ pub fn storage_index(slot: &U256) -> (U256, u8) {
     let header_slots = U256::from(CODE_OFFSET - HEADER_STORAGE_OFFSET);
     if *slot < header_slots {
         // The slot is below 64, so it fits a byte.
-        let low = slot.as_limbs()[0] as u8;
+        let low = (slot.as_limbs()[0] & 0xff) as u8;
         return (U256::ZERO, HEADER_STORAGE_OFFSET + low);
     }
     // pos = slot + 2^248 may need 257 bits, so shift first:

@@ -33,11 +33,24 @@ impl SplitMix64 {
         Self::mix(self.0)
     }
 
+    /// A fair coin: the top bit of one draw.
+    pub fn coin(&mut self) -> bool {
+        self.next_u64() >> 63 == 1
+    }
+
     /// A uniform integer in `0..n` (`n > 0`), by the high half of a 128-bit
     /// product of one draw and `n` (bias below `n / 2^64`).
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0, "empty range");
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+    }
+
+    /// A uniform index into `len > 0` elements: [`below`](Self::below) of
+    /// `len`.
+    pub fn index(&mut self, len: usize) -> usize {
+        #[allow(clippy::cast_possible_truncation)] // below `len`, a usize
+        let index = self.below(len as u64) as usize;
+        index
     }
 
     /// Fills `out` with random bytes: one draw per 8 bytes, little-endian,

@@ -2,26 +2,19 @@
 //! messages at every batch length 0..300, on the accelerated path (where the
 //! CPU has one) and on the forced portable path.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use ubt_spec::hash::{force_portable, hash32, hash32_many, hash64, hash64_many, sha256, Hash};
-
-/// Deterministic pseudo-random bytes (splitmix64).
-struct Bytes(u64);
-
-impl Bytes {
-    fn fill(&mut self, out: &mut [u8]) {
-        for byte in out {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            *byte = (z ^ (z >> 31)) as u8;
-        }
-    }
-}
+use ubt_spec::rng::SplitMix64;
 
 fn check_lengths(portable: bool) {
     force_portable(portable);
-    let mut bytes = Bytes(u64::from(portable));
+    let mut bytes = SplitMix64::new(u64::from(portable));
     for len in 0..300 {
         let mut m64 = vec![[0u8; 64]; len];
         let mut m32 = vec![[0u8; 32]; len];

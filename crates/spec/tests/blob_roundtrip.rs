@@ -5,6 +5,13 @@
 //! accepted blob is canonical). Node sets exported from random trees decode
 //! and re-hash to the exported hashes. Set `PROPTEST_CASES` to run more.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use alloy_primitives::B256;
 use proptest::prelude::*;
 use ubt_spec::geth::group_blob::{GroupBlob, GroupEntry};

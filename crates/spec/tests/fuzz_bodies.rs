@@ -5,6 +5,13 @@
 //! same bytes. This is the short, stable-toolchain run of the fuzz targets
 //! that `cargo test` does on every CI run.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use ubt_spec::fuzzing::{geth_group_blob, geth_path, geth_stem_blob, seed_geth_blobs, Mutator};
 
 /// Mutations per target.

@@ -8,6 +8,13 @@
 //! single late bit (long internal chains, up to depth 247). Set
 //! `PROPTEST_CASES` to run more cases.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use alloy_primitives::B256;
 use proptest::prelude::*;
 use ubt_spec::{FastTree, ReferenceTree, StateTree};

@@ -3,6 +3,13 @@
 //! implementations the workspace had before they were merged into
 //! `ubt_spec::rng` (and agree with the published SplitMix64 definition).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use ubt_spec::rng::SplitMix64;
 
 fn first(seed: u64) -> [u64; 4] {
@@ -72,6 +79,8 @@ fn below_takes_the_high_half_of_the_product() {
     let mut dead = SplitMix64::new(0xdead_beef);
     assert_eq!([0; 4].map(|_| zero.below(1000)), [883, 431, 26, 970]);
     assert_eq!([0; 4].map(|_| dead.below(1000)), [292, 868, 8, 454]);
+    let mut zero = SplitMix64::new(0);
+    assert_eq!([0; 4].map(|_| zero.index(1000)), [883, 431, 26, 970]);
 }
 
 #[test]
@@ -83,4 +92,11 @@ fn bytes_are_little_endian_draws() {
     let mut short = [0u8; 3];
     SplitMix64::new(0).fill(&mut short);
     assert_eq!(short, [0xaf, 0xcd, 0x1d]);
+}
+
+#[test]
+fn a_coin_is_the_top_bit_of_a_draw() {
+    let mut rng = SplitMix64::new(0);
+    // 0xe220..., 0x6e78..., 0x06c4..., 0xf88b...
+    assert_eq!([0; 4].map(|_| rng.coin()), [true, false, false, true]);
 }

@@ -6,6 +6,13 @@
 //! Out-of-order input is reported, not hashed. Set `PROPTEST_CASES` to run
 //! more cases.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

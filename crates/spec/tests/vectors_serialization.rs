@@ -5,6 +5,13 @@
 //! and delete exactly what geth's did; the blobs read for a lookup are the
 //! ones geth resolved. Run on both the reference tree and the fast tree.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

@@ -4,6 +4,13 @@
 //! complete final leaf set (accounts.json). Tree-level checks run on both the
 //! reference tree and the fast tree.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

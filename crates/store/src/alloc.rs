@@ -193,7 +193,9 @@ fn split_by_block(offset: u64, len: u32) -> impl Iterator<Item = (u64, u32)> {
     (first..last).map(move |block| {
         let start = offset.max(block * block_bytes);
         let stop = end.min((block + 1) * block_bytes);
-        (block, (stop - start) as u32)
+        #[allow(clippy::cast_possible_truncation)] // at most one block
+        let bytes = (stop - start) as u32;
+        (block, bytes)
     })
 }
 

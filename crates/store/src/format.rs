@@ -7,6 +7,10 @@ pub const BLOCK_BYTES: usize = 4096;
 
 /// The on-disk format version this build reads and writes.
 pub const FORMAT_VERSION: u16 = 2;
+/// [`FORMAT_VERSION`] as the one byte buckets, pages and revert segments
+/// store.
+pub const FORMAT_VERSION_BYTE: u8 = FORMAT_VERSION.to_le_bytes()[0];
+const _: () = assert!(FORMAT_VERSION <= 0xff, "the version must fit its byte");
 
 /// Tag byte of a bucket.
 pub const TAG_BUCKET: u8 = 0xb1;
@@ -35,14 +39,18 @@ pub struct Extent {
 }
 
 /// Bytes of an encoded [`Extent`].
+#[cfg(any(test, feature = "testing"))]
 pub const EXTENT_BYTES: usize = 16;
 
 impl Extent {
-    /// An extent starting at the start of `block`.
+    /// An extent starting at the start of `block`. Every structure is
+    /// bounded far below 4 GiB (buckets, pages, a revert segment of at most
+    /// 1 GiB).
     pub fn at_block(block: u64, len: usize, crc: u32) -> Extent {
+        debug_assert!(u32::try_from(len).is_ok(), "extent of {len} bytes");
         Extent {
             offset: block * BLOCK_BYTES as u64,
-            len: len as u32,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
             crc,
         }
     }
@@ -83,9 +91,12 @@ impl Extent {
     }
 }
 
-/// Number of whole blocks needed for `bytes`.
+/// Number of whole blocks needed for `bytes` (an extent's length, so below
+/// 4 GiB).
 pub fn blocks_for(bytes: usize) -> u32 {
-    bytes.div_ceil(BLOCK_BYTES) as u32
+    #[allow(clippy::cast_possible_truncation)] // bytes / 4096 of a u32 length
+    let blocks = bytes.div_ceil(BLOCK_BYTES) as u32;
+    blocks
 }
 
 /// A cursor over bytes whose every read is bounds-checked.

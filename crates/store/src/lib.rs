@@ -9,23 +9,24 @@
 //! * [`io`]: the narrow file traits a database directory implements
 //!   ([`io::StoreDir`], [`io::StoreFile`]) and real files ([`io::os`],
 //!   io_uring or a pread pool).
-//! * [`wal`]: the write-ahead log's format and its limits (the most writes
-//!   one block may hold, [`wal::LAYER_OPS_MAX`]).
+//! * The write-ahead log's limits: a block holds at most
+//!   [`LAYER_OPS_MAX`] writes (one log record must hold it), and
+//!   [`Options::wal_bytes_max`] is at most [`WAL_BYTES_MAX`].
 //! * [`StoreError`]: every error, typed.
 //!
-//! The other internals (buckets, the upper trie and its pages, summaries,
-//! meta slots, the allocator, the cache, the revert segment) are private.
+//! The other internals (the write-ahead log, buckets, the upper trie and
+//! its pages, summaries, meta slots, the allocator, the cache, the revert
+//! segment) are private.
 //! Two features expose test support, both off by default:
 //!
 //! * `testing`: the simulated disk (`io::sim`) for crash and fault tests,
 //!   and the on-disk structures that tests decode and damage (`bucket`,
-//!   `format`, `meta`, `prefix`, `summary`, `upper`).
+//!   `format`, `meta`, `prefix`, `summary`, `upper`, `wal`), with the
+//!   helpers only tests and fuzz bodies call.
 //! * `fuzzing` (implies `testing`): the fuzz target bodies
 //!   (`ubt_store::fuzzing`) that `fuzz/` and `tests/fuzz_bodies.rs` run.
 
 mod alloc;
-// `len` serves the cache's unit tests only; `is_empty` nothing.
-#[allow(dead_code)]
 mod cache;
 mod error;
 mod options;
@@ -34,19 +35,16 @@ mod stats;
 mod store;
 
 pub mod io;
-pub mod wal;
 
 // Public with `testing` (tests decode and damage these structures),
-// crate-private otherwise; then the helpers only tests call are unused.
+// crate-private otherwise; helpers only tests call are gated the same way.
 #[cfg(feature = "testing")]
 pub mod bucket;
 #[cfg(not(feature = "testing"))]
-#[allow(dead_code)]
 mod bucket;
 #[cfg(feature = "testing")]
 pub mod format;
 #[cfg(not(feature = "testing"))]
-#[allow(dead_code)]
 mod format;
 #[cfg(feature = "testing")]
 pub mod meta;
@@ -55,7 +53,6 @@ mod meta;
 #[cfg(feature = "testing")]
 pub mod prefix;
 #[cfg(not(feature = "testing"))]
-#[allow(dead_code)]
 mod prefix;
 #[cfg(feature = "testing")]
 pub mod summary;
@@ -64,8 +61,11 @@ mod summary;
 #[cfg(feature = "testing")]
 pub mod upper;
 #[cfg(not(feature = "testing"))]
-#[allow(dead_code)]
 mod upper;
+#[cfg(feature = "testing")]
+pub mod wal;
+#[cfg(not(feature = "testing"))]
+mod wal;
 
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
@@ -78,3 +78,4 @@ pub use store::{
     ApplyTiming, BuildReport, IoCounters, LayerInfo, Snapshot, Store, VerifyReport, DATA_FILE,
     META_FILE, WAL_FILE,
 };
+pub use wal::LAYER_OPS_MAX;

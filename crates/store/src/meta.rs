@@ -89,6 +89,7 @@ impl Meta {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.push(self.group_depth);
+        #[allow(clippy::cast_possible_truncation)] // one of four slots, asserted above
         out.push(slot as u8);
         for field in [
             self.generation,
@@ -272,7 +273,7 @@ pub fn choose(slots: &[SlotState; META_SLOTS]) -> Choice {
         best.generation < u64::MAX,
         "decode rejects the last generation"
     );
-    let next = 2 * (1 - (best.generation % 2)) as usize;
+    let next = 2 * usize::from(best.generation % 2 == 0);
     if let (SlotState::Damaged(first), SlotState::Damaged(second)) =
         (&slots[next], &slots[next + 1])
     {

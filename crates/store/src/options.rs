@@ -7,8 +7,8 @@ use crate::io::ReadBackendChoice;
 /// holds a dense group of 6 levels (126 hashes).
 pub const DEFAULT_GROUP_DEPTH: u8 = 6;
 
-/// The largest `wal_bytes_max`: the WAL is checkpointed before it holds
-/// more than one record's worth of bytes ([`crate::wal::RECORD_BYTES_MAX`]).
+/// The largest `wal_bytes_max` (1 GiB): the WAL is checkpointed before it
+/// holds more than one record's worth of bytes (a record's largest size).
 pub const WAL_BYTES_MAX: u64 = crate::wal::RECORD_BYTES_MAX as u64;
 
 /// When commits reach the disk.

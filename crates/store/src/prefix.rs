@@ -31,10 +31,9 @@ impl Prefix {
         if !len.is_multiple_of(8) {
             bits[full] = stem.0[full] & !(0xffu8 >> (len % 8));
         }
-        Prefix {
-            bits,
-            len: len as u8,
-        }
+        #[allow(clippy::cast_possible_truncation)] // at most STEM_BITS (248), asserted above
+        let len = len as u8;
+        Prefix { bits, len }
     }
 
     /// Builds a prefix from raw bytes, rejecting set bits past `len`.
@@ -44,7 +43,7 @@ impl Prefix {
         }
         let prefix = Prefix {
             bits,
-            len: len as u8,
+            len: u8::try_from(len).ok()?,
         };
         (Prefix::of_stem(&Stem(bits), len) == prefix).then_some(prefix)
     }
@@ -55,7 +54,13 @@ impl Prefix {
         usize::from(self.len)
     }
 
-    /// Whether this is the root prefix.
+    /// Number of bits, as the one byte an encoding stores.
+    pub fn len_byte(&self) -> u8 {
+        self.len
+    }
+
+    /// Whether this is the root prefix (the pair of the public `len`).
+    #[cfg(feature = "testing")]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -31,7 +31,7 @@ use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
 
 use crate::error::{Result, StoreError, Structure};
-use crate::format::{checksum, Reader, FORMAT_VERSION};
+use crate::format::{checksum, Reader, FORMAT_VERSION, FORMAT_VERSION_BYTE};
 
 /// Tag byte of a revert segment.
 pub const TAG_SEGMENT: u8 = 0xb3;
@@ -72,16 +72,25 @@ fn header(tag: u8, count: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&[0u8; 4]);
     out.push(tag);
-    out.push(FORMAT_VERSION as u8);
+    out.push(FORMAT_VERSION_BYTE);
     out.extend_from_slice(&[0u8; 2]);
     out.extend_from_slice(&[0u8; 4]); // length, patched
-    out.extend_from_slice(&(count as u32).to_le_bytes());
+    out.extend_from_slice(&u32_field(count));
     out
 }
 
+/// A count or length inside a segment as its 4-byte field: a segment is at
+/// most [`SEGMENT_BYTES_MAX`] (1 GiB, kept by the caller), so it fits.
+fn u32_field(n: usize) -> [u8; 4] {
+    debug_assert!(n <= SEGMENT_BYTES_MAX);
+    #[allow(clippy::cast_possible_truncation)]
+    let n = n as u32;
+    n.to_le_bytes()
+}
+
 fn seal(mut out: Vec<u8>) -> Vec<u8> {
-    let len = out.len() as u32;
-    out[8..12].copy_from_slice(&len.to_le_bytes());
+    let len = u32_field(out.len());
+    out[8..12].copy_from_slice(&len);
     let crc = checksum(&out[4..]);
     out[..4].copy_from_slice(&crc.to_le_bytes());
     out
@@ -125,7 +134,7 @@ pub fn encode_segment(diffs: &[ReverseDiff]) -> Vec<u8> {
         out.extend_from_slice(&diff.seq.to_le_bytes());
         out.extend_from_slice(&diff.root_before);
         out.extend_from_slice(&diff.root);
-        out.extend_from_slice(&(diff.old.len() as u32).to_le_bytes());
+        out.extend_from_slice(&u32_field(diff.old.len()));
         for (key, value) in &diff.old {
             out.extend_from_slice(key.as_slice());
             match value {

@@ -92,11 +92,13 @@ const FLAG_SYNCED: u32 = 1;
 /// Bytes of one header mark.
 pub const MARK_BYTES: usize = 512;
 /// Where records start: after the two header marks.
-pub const RECORDS_START: u64 = 2 * MARK_BYTES as u64;
+pub const RECORDS_START: u64 = RECORDS_START_INDEX as u64;
+/// [`RECORDS_START`] as an index into the log's bytes.
+pub const RECORDS_START_INDEX: usize = 2 * MARK_BYTES;
 /// Largest record: what replay accepts and what [`encode`] writes.
 pub const RECORD_BYTES_MAX: usize = 1 << 30;
 /// Most writes in one layer (block): a record of that layer alone is at
-/// most [`RECORD_BYTES_MAX`] bytes (~16.7 M writes).
+/// most the largest record, 1 GiB (~16.7 M writes).
 pub const LAYER_OPS_MAX: usize = (RECORD_BYTES_MAX - HEADER_BYTES - LAYER_HEADER_BYTES) / 64;
 /// Bytes read at a time when scanning the log past its end.
 const SCAN_CHUNK_BYTES: usize = 8 << 20;
@@ -128,7 +130,7 @@ impl Mark {
         out.extend_from_slice(&[0u8; 4]);
         out.extend_from_slice(MARK_MAGIC);
         out.extend_from_slice(&crate::format::FORMAT_VERSION.to_le_bytes());
-        out.push(self.slot() as u8);
+        out.push(u8::from(self.seq % 2 == 1));
         out.push(0);
         for field in [self.epoch, self.base_seq, self.seq, self.end] {
             out.extend_from_slice(&field.to_le_bytes());
@@ -253,12 +255,12 @@ pub fn encode(
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&[0u8; 4]);
     out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(&u32_field(len));
     out.extend_from_slice(&(if synced { FLAG_SYNCED } else { 0 }).to_le_bytes());
     out.extend_from_slice(&epoch.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     out.extend_from_slice(root);
-    out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+    out.extend_from_slice(&u32_field(layers.len()));
     for layer in layers {
         let sets: Vec<&(B256, Option<B256>)> =
             layer.ops.iter().filter(|(_, v)| v.is_some()).collect();
@@ -271,8 +273,8 @@ pub fn encode(
         out.extend_from_slice(&layer.seq.to_le_bytes());
         out.extend_from_slice(&layer.root);
         out.extend_from_slice(&u32::from(layer.revert).to_le_bytes());
-        out.extend_from_slice(&(sets.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(deletes.len() as u32).to_le_bytes());
+        out.extend_from_slice(&u32_field(sets.len()));
+        out.extend_from_slice(&u32_field(deletes.len()));
         for (key, value) in sets {
             out.extend_from_slice(key.as_slice());
             out.extend_from_slice(value.unwrap_or_default().as_slice());
@@ -285,6 +287,15 @@ pub fn encode(
     let crc = checksum(&out[4..]);
     out[..4].copy_from_slice(&crc.to_le_bytes());
     Ok(out)
+}
+
+/// A count or length inside a record as its 4-byte field: the caller
+/// checked the record against [`RECORD_BYTES_MAX`] (1 GiB), so it fits.
+fn u32_field(n: usize) -> [u8; 4] {
+    debug_assert!(n <= RECORD_BYTES_MAX);
+    #[allow(clippy::cast_possible_truncation)]
+    let n = n as u32;
+    n.to_le_bytes()
 }
 
 /// Decodes the record at the start of `bytes`; `None` if it is not an
@@ -584,13 +595,11 @@ fn read_record(file: &dyn StoreFile, at: u64, len: u64) -> Result<Option<WalReco
     if head[4..8] != *MAGIC {
         return Ok(None);
     }
-    let record_len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as u64;
-    if !(HEADER_BYTES as u64..=RECORD_BYTES_MAX as u64).contains(&record_len)
-        || record_len > available
-    {
+    let record_len = u32::from_le_bytes([head[8], head[9], head[10], head[11]]) as usize;
+    if !(HEADER_BYTES..=RECORD_BYTES_MAX).contains(&record_len) || record_len as u64 > available {
         return Ok(None);
     }
-    let mut bytes = vec![0u8; record_len as usize];
+    let mut bytes = vec![0u8; record_len];
     file.read_exact_at(&mut bytes, at)
         .map_err(StoreError::io("reading the WAL"))?;
     Ok(decode(&bytes))
@@ -608,7 +617,8 @@ fn scan_past_end(
 ) -> Result<()> {
     let mut chunk_start = end + 1;
     while chunk_start + HEADER_BYTES as u64 <= len {
-        let chunk_len = (len - chunk_start).min(SCAN_CHUNK_BYTES as u64) as usize;
+        let chunk_len = usize::try_from(len - chunk_start)
+            .map_or(SCAN_CHUNK_BYTES, |n| n.min(SCAN_CHUNK_BYTES));
         let mut chunk = vec![0u8; chunk_len];
         file.read_exact_at(&mut chunk, chunk_start)
             .map_err(StoreError::io("reading the WAL"))?;

@@ -6,6 +6,13 @@
 //! byte for byte into a fresh directory, damaged there (zeroed, cut short)
 //! and opened.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::sync::Arc;
@@ -50,7 +57,7 @@ fn open_sim(dir: &SimDir, options: &Options) -> Result<Store, StoreError> {
     Store::open(Arc::new(dir.clone()), options.clone())
 }
 
-fn random_block(rng: &mut Rng, n: usize) -> Vec<(B256, B256)> {
+fn random_block(rng: &mut SplitMix64, n: usize) -> Vec<(B256, B256)> {
     (0..n)
         .map(|_| (B256::from(rng.bytes32()), B256::from(rng.bytes32())))
         .collect()
@@ -60,7 +67,7 @@ fn random_block(rng: &mut Rng, n: usize) -> Vec<(B256, B256)> {
 /// WAL after the last one; returns the directory and the root after each
 /// of those commits (index 0: the checkpoint's root).
 fn with_wal_records(records: usize) -> (SimDir, Vec<[u8; 32]>) {
-    let mut rng = Rng(0xad5e);
+    let mut rng = SplitMix64(0xad5e);
     let (sim, dir) = sim_dir();
     let opts = options(4, 64 << 20);
     let mut store = open(&dir, &opts);
@@ -115,7 +122,7 @@ fn zeroed_or_cut_newest_meta_record_is_reported_not_rolled_back() {
 fn a_lost_first_checkpoint_is_told_by_the_wal_header() {
     let (sim, dir) = sim_dir();
     let mut store = open(&dir, &options(4, 64 << 20));
-    store.apply(&random_block(&mut Rng(3), 100)).unwrap();
+    store.apply(&random_block(&mut SplitMix64(3), 100)).unwrap();
     store.close().unwrap();
     let original = files(&sim);
     let mut meta = original[0].1.clone();
@@ -235,7 +242,7 @@ fn read_only_opens_never_write_and_share_the_directory() {
 fn a_block_larger_than_a_wal_record_is_refused_before_anything_changes() {
     let (_sim, dir) = sim_dir();
     let mut store = open(&dir, &options(4, 64 << 20));
-    let root = store.apply(&random_block(&mut Rng(5), 10)).unwrap();
+    let root = store.apply(&random_block(&mut SplitMix64(5), 10)).unwrap();
     // Zeroed memory: the check reads only the length.
     let huge = vec![(B256::ZERO, B256::ZERO); wal::LAYER_OPS_MAX + 1];
     match store.apply(&huge) {
@@ -263,7 +270,7 @@ fn a_block_larger_than_a_wal_record_is_refused_before_anything_changes() {
 /// A database of `n` random entries and the reference tree of it.
 fn populated(n: usize, opts: &Options) -> (SimDir, ReferenceTree) {
     let (sim, dir) = sim_dir();
-    let mut rng = Rng(0xb01c);
+    let mut rng = SplitMix64(0xb01c);
     let mut reference = ReferenceTree::new();
     let mut store = open(&dir, opts);
     for _ in 0..n / 500 {
@@ -287,7 +294,7 @@ fn populated(n: usize, opts: &Options) -> (SimDir, ReferenceTree) {
 fn a_bulk_block_lands_whole_or_not_at_all() {
     let opts = options(3, 256 << 10);
     let (base, before) = populated(3000, &opts);
-    let mut rng = Rng(0xb1c);
+    let mut rng = SplitMix64(0xb1c);
     let mut block = random_block(&mut rng, 6000);
     // Overwrite some existing keys too.
     block.extend(
@@ -395,7 +402,7 @@ fn a_bulk_block_lands_whole_or_not_at_all() {
 fn a_checkpoint_failing_after_a_durable_commit_does_not_report_the_commit_failed() {
     let opts = options(4, 64 << 10);
     let (base, mut reference) = populated(1000, &opts);
-    let block = random_block(&mut Rng(8), 2000);
+    let block = random_block(&mut SplitMix64(8), 2000);
     reference.insert_batch(&block);
     let mut acknowledged = 0;
     for k in 0..200u64 {
@@ -440,7 +447,7 @@ fn current_meta(meta: &[u8]) -> ubt_store::meta::Meta {
 fn the_revert_window_is_read_lazily_and_its_damage_is_contained() {
     let (sim, dir) = sim_dir();
     let opts = options(4, 64 << 20);
-    let mut rng = Rng(0x71d0);
+    let mut rng = SplitMix64(0x71d0);
     let mut store = open(&dir, &opts);
     let mut roots = Vec::new();
     for _ in 0..6 {
@@ -506,7 +513,7 @@ fn the_revert_window_keeps_within_its_share_of_the_budget() {
     // floor of 65,536, so the floor applies.
     let opts = options(4, 1 << 20);
     let mut store = open(&dir, &opts);
-    let mut rng = Rng(0x3a);
+    let mut rng = SplitMix64(0x3a);
     for _ in 0..24 {
         store.apply(&random_block(&mut rng, 5000)).unwrap();
         store.commit().unwrap();
@@ -527,7 +534,7 @@ fn the_revert_window_keeps_within_its_share_of_the_budget() {
 /// back, and the retry into the same directory proceeds.
 #[test]
 fn a_failed_fresh_build_gives_its_space_back_and_the_retry_proceeds() {
-    let mut rng = Rng(0xf11);
+    let mut rng = SplitMix64(0xf11);
     let mut entries = random_block(&mut rng, 20_000);
     entries.sort_by_key(|(k, _)| *k);
     let mut reference = ReferenceTree::new();

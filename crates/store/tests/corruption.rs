@@ -37,6 +37,13 @@
 //!
 //! Rerun with `UBT_SEED=<seed>` (printed at the start).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::collections::BTreeSet;
@@ -106,7 +113,7 @@ impl Fixture {
 }
 
 fn build(seed: u64) -> Fixture {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let (sim, dir) = sim_dir();
     // A large budget: checkpoints happen only when asked for, so the WAL
     // keeps the records written after the last one.
@@ -267,7 +274,7 @@ fn locate(fx: &Fixture) -> Layout {
 
 /// `count` byte positions spread evenly over `ranges` (taken as one
 /// sequence), each jittered inside its stride; all of them if fewer.
-fn spread(ranges: &[std::ops::Range<u64>], count: usize, rng: &mut Rng) -> Vec<u64> {
+fn spread(ranges: &[std::ops::Range<u64>], count: usize, rng: &mut SplitMix64) -> Vec<u64> {
     let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
     let positions: Vec<u64> = if total <= count as u64 {
         (0..total).collect()
@@ -467,11 +474,46 @@ fn bit_flips_in_every_structure_are_detected() {
     let started = Instant::now();
     let fx = build(seed);
     let layout = locate(&fx);
-    let mut rng = Rng(seed ^ 0xf11b);
-    let mut tallies: Vec<(&str, Tally)> = Vec::new();
+    let mut rng = SplitMix64(seed ^ 0xf11b);
+    let (active, inactive) = flip_meta(&fx, &layout, &mut rng);
+    let tallies: Vec<(&str, Tally)> = vec![
+        ("meta, newest pair", active),
+        ("meta, older pair", inactive),
+        ("trie pages", flip_pages(&fx, &layout, &mut rng)),
+        (
+            "revert segment",
+            flip_revert_segment(&fx, &layout, &mut rng),
+        ),
+        ("buckets", flip_buckets(&fx, &layout, &mut rng)),
+        ("WAL records", flip_wal_records(&fx, &layout, &mut rng)),
+        ("WAL header marks", flip_wal_marks(&fx, &mut rng)),
+        (
+            "unreferenced bytes",
+            flip_unreferenced(&fx, &layout, &mut rng),
+        ),
+    ];
+    print_layout(&layout);
+    let failures = print_tallies(&tallies);
+    println!("{:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures (first 20 per kind):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for name in [META_FILE, DATA_FILE, WAL_FILE] {
+        assert!(
+            fx.work.file_bytes(name) == fx.sim.file_bytes(name),
+            "{name}: the working copy was not restored"
+        );
+    }
+}
 
-    // Meta slots: every byte of each pair's first copy, every eighth byte of
-    // the second copies, one bit each. Any one damaged copy is harmless.
+/// Meta slots: every byte of each pair's first copy, every eighth byte of
+/// the second copies, one bit each; then both copies of the newest pair.
+/// Returns the tallies of the newest pair and of the older one.
+fn flip_meta(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> (Tally, Tally) {
+    // Any one damaged copy is harmless.
     let mut active = Tally::default();
     let mut inactive = Tally::default();
     let meta_bytes = fx.sim.file_bytes(META_FILE).expect("meta file");
@@ -496,7 +538,7 @@ fn bit_flips_in_every_structure_are_detected() {
             }
             tally.detected += 1;
             tally.thorough += usize::from(thorough);
-            match flip_and_open(&fx, META_FILE, offset, bit, &[fx.full()], thorough) {
+            match flip_and_open(fx, META_FILE, offset, bit, &[fx.full()], thorough) {
                 Err(error) => tally.fail(format!("{here}: {error}")),
                 Ok(Outcome::Rejected) => tally.fail(format!("{here}: open rejected the database")),
                 Ok(Outcome::Opened {
@@ -533,31 +575,36 @@ fn bit_flips_in_every_structure_are_detected() {
             )),
         }
     }
-    tallies.push(("meta, newest pair", active));
-    tallies.push(("meta, older pair", inactive));
+    (active, inactive)
+}
 
-    // Trie pages: every byte.
+/// Trie pages: every byte.
+fn flip_pages(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
     let page_ranges: Vec<std::ops::Range<u64>> =
         layout.pages.iter().map(|e| e.offset..e.end()).collect();
     let mut pages = Tally::default();
-    for offset in spread(&page_ranges, usize::MAX, &mut rng) {
-        checked_flip(&fx, &mut pages, DATA_FILE, offset, rng.below(8) as u8);
+    for offset in spread(&page_ranges, usize::MAX, rng) {
+        checked_flip(fx, &mut pages, DATA_FILE, offset, rng.below(8) as u8);
     }
-    tallies.push(("trie pages", pages));
+    pages
+}
 
-    // The revert window's segment: every byte (checked at open).
+/// The revert window's segment: every byte (checked at open).
+fn flip_revert_segment(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
     let mut revert = Tally::default();
     if let Some(segment) = layout.revert_log {
         let ranges = std::slice::from_ref(&(segment.offset..segment.end())).to_vec();
-        for offset in spread(&ranges, SPREAD_FLIPS, &mut rng) {
-            checked_flip(&fx, &mut revert, DATA_FILE, offset, rng.below(8) as u8);
+        for offset in spread(&ranges, SPREAD_FLIPS, rng) {
+            checked_flip(fx, &mut revert, DATA_FILE, offset, rng.below(8) as u8);
         }
     }
-    tallies.push(("revert segment", revert));
+    revert
+}
 
-    // Buckets: the first 173 bytes of the first bucket (the fixed header,
-    // up to four sub-bucket hashes, then records), then a spread over all
-    // bucket bytes.
+/// Buckets: the first 173 bytes of the first bucket (the fixed header, up
+/// to four sub-bucket hashes, then records), then a spread over all bucket
+/// bytes.
+fn flip_buckets(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
     let bucket_ranges: Vec<std::ops::Range<u64>> =
         layout.buckets.iter().map(|e| e.offset..e.end()).collect();
     let mut buckets = Tally::default();
@@ -565,22 +612,24 @@ fn bit_flips_in_every_structure_are_detected() {
     let mut offsets: Vec<u64> = (first.offset..first.offset + 45 + 4 * 32)
         .filter(|o| *o < first.end())
         .collect();
-    offsets.extend(spread(&bucket_ranges, BUCKET_FLIPS, &mut rng));
+    offsets.extend(spread(&bucket_ranges, BUCKET_FLIPS, rng));
     for offset in offsets {
-        checked_flip(&fx, &mut buckets, DATA_FILE, offset, rng.below(8) as u8);
+        checked_flip(fx, &mut buckets, DATA_FILE, offset, rng.below(8) as u8);
     }
-    tallies.push(("buckets", buckets));
+    buckets
+}
 
-    // WAL records: every header byte of every record, then a spread over
-    // all record bytes (all of them when few). Damage to a record followed
-    // by intact synced records is refused at open (`Corrupted`); damage to
-    // the last record looks exactly like a torn tail, so replay ends there.
+/// WAL records: every header byte of every record, then a spread over all
+/// record bytes (all of them when few). Damage to a record followed by
+/// intact synced records is refused at open (`Corrupted`); damage to the
+/// last record looks exactly like a torn tail, so replay ends there.
+fn flip_wal_records(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
     let mut offsets: Vec<u64> = layout
         .wal_records
         .iter()
         .flat_map(|r| r.start..r.start + 68)
         .collect();
-    offsets.extend(spread(&layout.wal_records, SPREAD_FLIPS, &mut rng));
+    offsets.extend(spread(&layout.wal_records, SPREAD_FLIPS, rng));
     offsets.sort_unstable();
     offsets.dedup();
     let mut wal_tally = Tally::default();
@@ -601,7 +650,7 @@ fn bit_flips_in_every_structure_are_detected() {
         wal_tally.thorough += usize::from(thorough);
         wal_tally.flips += 1;
         let last = record + 1 == layout.wal_records.len();
-        match flip_and_open(&fx, WAL_FILE, offset, bit, &[before], thorough) {
+        match flip_and_open(fx, WAL_FILE, offset, bit, &[before], thorough) {
             Err(error) => wal_tally.fail(format!("{here} (record {record}): {error}")),
             Ok(Outcome::Rejected) if !last => {
                 wal_tally.detected += 1;
@@ -622,18 +671,20 @@ fn bit_flips_in_every_structure_are_detected() {
             }
         }
     }
-    tallies.push(("WAL records", wal_tally));
+    wal_tally
+}
 
-    // WAL header marks: a flip in either copy leaves the other, which
-    // witnesses the same commit or the one before; both damaged is a
-    // clean `Corrupted` (the log can no longer show how far it reached).
+/// WAL header marks: a flip in either copy leaves the other, which
+/// witnesses the same commit or the one before; both damaged is a clean
+/// `Corrupted` (the log can no longer show how far it reached).
+fn flip_wal_marks(fx: &Fixture, rng: &mut SplitMix64) -> Tally {
     let mut marks = Tally::default();
     for at in (0..wal::RECORDS_START).step_by(3) {
         let bit = rng.below(8) as u8;
         let here = format!("{WAL_FILE} header byte {at} bit {bit}");
         marks.flips += 1;
         marks.thorough += 1;
-        match flip_and_open(&fx, WAL_FILE, at, bit, &[fx.full()], true) {
+        match flip_and_open(fx, WAL_FILE, at, bit, &[fx.full()], true) {
             Err(error) => marks.fail(format!("{here}: {error}")),
             Ok(Outcome::Rejected) => marks.fail(format!("{here}: open rejected the database")),
             Ok(Outcome::Opened {
@@ -659,10 +710,32 @@ fn bit_flips_in_every_structure_are_detected() {
             Ok(_) => marks.fail(format!("both marks, byte {at}: opened")),
         }
     }
-    tallies.push(("WAL header marks", marks));
+    marks
+}
 
-    // Unreferenced bytes: data-file bytes outside every live extent, and
-    // WAL bytes past the current epoch's records.
+/// Unreferenced bytes: data-file bytes outside every live extent, and WAL
+/// bytes past the current epoch's records. Flips there must be harmless.
+fn flip_unreferenced(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
+    let free = unreferenced_ranges(layout);
+    let mut unused = Tally::default();
+    for offset in spread(&free, HARMLESS_FLIPS, rng) {
+        harmless_flip(fx, &mut unused, DATA_FILE, offset, rng.below(8) as u8);
+    }
+    let wal_end = layout.wal_records.last().map_or(0, |r| r.end);
+    if layout.wal_len > wal_end {
+        for offset in spread(
+            std::slice::from_ref(&(wal_end..layout.wal_len)),
+            HARMLESS_FLIPS / 4,
+            rng,
+        ) {
+            harmless_flip(fx, &mut unused, WAL_FILE, offset, rng.below(8) as u8);
+        }
+    }
+    unused
+}
+
+/// Data-file bytes outside every live extent, as ranges.
+fn unreferenced_ranges(layout: &Layout) -> Vec<std::ops::Range<u64>> {
     let mut used = BTreeSet::new();
     for extent in layout
         .pages
@@ -679,32 +752,25 @@ fn bit_flips_in_every_structure_are_detected() {
             _ => free.push(offset..offset + 1),
         }
     }
-    let free_bytes: u64 = free.iter().map(|r| r.end - r.start).sum();
-    let mut unused = Tally::default();
-    for offset in spread(&free, HARMLESS_FLIPS, &mut rng) {
-        harmless_flip(&fx, &mut unused, DATA_FILE, offset, rng.below(8) as u8);
-    }
-    let wal_end = layout.wal_records.last().map_or(0, |r| r.end);
-    if layout.wal_len > wal_end {
-        for offset in spread(
-            std::slice::from_ref(&(wal_end..layout.wal_len)),
-            HARMLESS_FLIPS / 4,
-            &mut rng,
-        ) {
-            harmless_flip(&fx, &mut unused, WAL_FILE, offset, rng.below(8) as u8);
-        }
-    }
-    tallies.push(("unreferenced bytes", unused));
+    free
+}
 
+fn print_layout(layout: &Layout) {
+    let bytes = |extents: &[Extent]| extents.iter().map(|e| e.end() - e.offset).sum::<u64>();
+    let free_bytes: u64 = unreferenced_ranges(layout)
+        .iter()
+        .map(|r| r.end - r.start)
+        .sum();
+    let wal_end = layout.wal_records.last().map_or(0, |r| r.end);
     println!(
         "layout: active meta slot {} (generation {}), {} pages ({} bytes), {} buckets ({} bytes), \
          {} WAL records ({} bytes, file {} bytes), {} unreferenced data bytes of {} ({} blocks)",
         layout.active_slot,
         layout.generation,
         layout.pages.len(),
-        page_ranges.iter().map(|r| r.end - r.start).sum::<u64>(),
+        bytes(&layout.pages),
         layout.buckets.len(),
-        bucket_ranges.iter().map(|r| r.end - r.start).sum::<u64>(),
+        bytes(&layout.buckets),
         layout.wal_records.len(),
         wal_end,
         layout.wal_len,
@@ -712,6 +778,10 @@ fn bit_flips_in_every_structure_are_detected() {
         layout.data_len,
         layout.data_len / BLOCK_BYTES as u64
     );
+}
+
+/// Prints a line per kind; returns every failure.
+fn print_tallies(tallies: &[(&str, Tally)]) -> Vec<String> {
     println!(
         "{:<22} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>9} {:>9}",
         "kind",
@@ -725,7 +795,7 @@ fn bit_flips_in_every_structure_are_detected() {
         "harmless"
     );
     let mut failures = Vec::new();
-    for (kind, tally) in &tallies {
+    for (kind, tally) in tallies {
         println!(
             "{:<22} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>9} {:>9}",
             kind,
@@ -740,17 +810,5 @@ fn bit_flips_in_every_structure_are_detected() {
         );
         failures.extend(tally.failures.iter().map(|f| format!("{kind}: {f}")));
     }
-    println!("{:.1} s", started.elapsed().as_secs_f64());
-    assert!(
-        failures.is_empty(),
-        "seed {seed}: {} failures (first 20 per kind):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    for name in [META_FILE, DATA_FILE, WAL_FILE] {
-        assert!(
-            fx.work.file_bytes(name) == fx.sim.file_bytes(name),
-            "{name}: the working copy was not restored"
-        );
-    }
+    failures
 }

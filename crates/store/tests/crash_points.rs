@@ -33,6 +33,13 @@
 //! workloads of successive seeds on every core until 1,000,000 crash
 //! images are checked (`UBT_CRASH_IMAGES=<n>` for another target).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::collections::hash_map::DefaultHasher;
@@ -176,7 +183,7 @@ fn check_image(
 
 /// The crash images built at each crash point: mode and image seed.
 fn image_modes(k: u64, seed: u64, random_rounds: u64) -> Vec<(CrashMode, u64)> {
-    let base = seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let base = seed ^ k.wrapping_mul(SplitMix64::GAMMA);
     let mut modes = vec![(CrashMode::DropUnsynced, 0), (CrashMode::KeepUnsynced, 0)];
     let random = [
         CrashMode::RandomSubset,
@@ -485,7 +492,7 @@ const CREATION_IMAGES: u64 = 16;
 fn power_loss_during_creation() {
     let seed = seed_from_env(0xc4a5_4001);
     println!("seed {seed} (rerun with UBT_SEED={seed})");
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut known = Vec::new();
     let writes = random_writes(&mut rng, &mut known, 20);
     let mut tree = ReferenceTree::new();

@@ -30,6 +30,13 @@
 //! the commit before, and rejections, per shape, file and kind of damage.
 //! Rerun with `UBT_SEED=<seed>` (printed at the start).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::collections::hash_map::DefaultHasher;
@@ -124,24 +131,66 @@ impl Fixture {
     }
 }
 
-fn build(shape: Shape, seed: u64) -> Fixture {
-    let mut rng = Rng(seed ^ shape as u64);
-    let (sim, dir) = sim_dir();
-    // A large budget: checkpoints happen only when asked for.
-    let opts = options(GROUP_DEPTH, 64 << 20);
-    let mut store = open(&dir, &opts);
-    let mut tree = ReferenceTree::new();
-    let mut known = Vec::new();
-    let commit = |store: &mut Store, tree: &mut ReferenceTree, writes: &[(B256, B256)]| {
-        tree.insert_batch(writes);
-        store.apply(writes).expect("apply");
-        assert_eq!(store.commit().expect("commit"), tree.compute_root());
-    };
-    let records = match shape {
+/// The newest valid meta slot of a meta file.
+fn newest_meta(meta_bytes: &[u8]) -> Meta {
+    (0..META_SLOTS)
+        .filter_map(|slot| {
+            Meta::decode(
+                meta_bytes.get(slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES)?,
+                slot,
+            )
+            .ok()
+        })
+        .max_by_key(|m| m.generation)
+        .expect("a valid meta slot")
+}
+
+/// The byte ranges of the intact records from the start of a log.
+fn walk_records(wal_bytes: &[u8]) -> Vec<Range<u64>> {
+    let mut walk = Vec::new();
+    let mut at = wal::RECORDS_START as usize;
+    while let Some(record) = wal_bytes.get(at..).and_then(wal::decode) {
+        let len = record.encoded_len();
+        walk.push(at as u64..(at + len) as u64);
+        at += len;
+    }
+    walk
+}
+
+/// The walked records that follow the checkpoint `newest`: its epoch,
+/// numbered on from its commit.
+fn records_of_epoch(wal_bytes: &[u8], walk: &[Range<u64>], newest: &Meta) -> Vec<Range<u64>> {
+    walk.iter()
+        .zip(newest.commit_seq + 1..)
+        .take_while(|(range, seq)| {
+            let record = wal::decode(&wal_bytes[range.start as usize..]).expect("intact");
+            record.epoch == newest.generation && record.seq == *seq
+        })
+        .map(|(range, _)| range.clone())
+        .collect()
+}
+
+/// Applies and commits `writes`, checking the root against `tree`.
+fn commit(store: &mut Store, tree: &mut ReferenceTree, writes: &[(B256, B256)]) {
+    tree.insert_batch(writes);
+    store.apply(writes).expect("apply");
+    assert_eq!(store.commit().expect("commit"), tree.compute_root());
+}
+
+/// The history of `shape` up to its newest checkpoint; returns how many
+/// records the log gets after it.
+fn write_checkpoints(
+    shape: Shape,
+    store: &mut Store,
+    tree: &mut ReferenceTree,
+    rng: &mut SplitMix64,
+    known: &mut Vec<B256>,
+) -> usize {
+    match shape {
         Shape::Records | Shape::Closed => {
             for i in 0..6 {
-                let writes = writes_over_mixed_keys(&mut rng, &mut known, 340);
-                commit(&mut store, &mut tree, &writes);
+                let writes = writes_over_mixed_keys(rng, known, 340);
+                commit(store, tree, &writes);
                 if i % 2 == 1 {
                     store.checkpoint().expect("checkpoint");
                 }
@@ -150,14 +199,14 @@ fn build(shape: Shape, seed: u64) -> Fixture {
         }
         Shape::FirstCheckpoint => {
             for _ in 0..6 {
-                let writes = writes_over_mixed_keys(&mut rng, &mut known, 340);
-                commit(&mut store, &mut tree, &writes);
+                let writes = writes_over_mixed_keys(rng, known, 340);
+                commit(store, tree, &writes);
             }
             store.checkpoint().expect("checkpoint");
             4
         }
         Shape::FirstCheckpointBulk => {
-            let mut writes = writes_over_mixed_keys(&mut rng, &mut known, 2000);
+            let mut writes = writes_over_mixed_keys(rng, known, 2000);
             // Stable: of equal keys the last written wins, as in the store.
             writes.sort_by_key(|(key, _)| *key);
             tree.insert_batch(&writes);
@@ -165,7 +214,18 @@ fn build(shape: Shape, seed: u64) -> Fixture {
             assert_eq!(root, tree.compute_root());
             0
         }
-    };
+    }
+}
+
+fn build(shape: Shape, seed: u64) -> Fixture {
+    let mut rng = SplitMix64(seed ^ shape as u64);
+    let (sim, dir) = sim_dir();
+    // A large budget: checkpoints happen only when asked for.
+    let opts = options(GROUP_DEPTH, 64 << 20);
+    let mut store = open(&dir, &opts);
+    let mut tree = ReferenceTree::new();
+    let mut known = Vec::new();
+    let records = write_checkpoints(shape, &mut store, &mut tree, &mut rng, &mut known);
     let state = |store: &Store, tree: &ReferenceTree| State {
         seq: store.commit_seq(),
         root: store.committed_root(),
@@ -189,17 +249,7 @@ fn build(shape: Shape, seed: u64) -> Fixture {
         .collect();
 
     // The newest checkpoint, and the log's newest mark, agree.
-    let meta_bytes = &files[0].1;
-    let newest = (0..META_SLOTS)
-        .filter_map(|slot| {
-            Meta::decode(
-                meta_bytes.get(slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES)?,
-                slot,
-            )
-            .ok()
-        })
-        .max_by_key(|m| m.generation)
-        .expect("a valid meta slot");
+    let newest = newest_meta(&files[0].1);
     let wal_bytes = &files[2].1;
     let mark = wal::Mark::newest(&wal_bytes[..wal::RECORDS_START as usize]).expect("a mark");
     assert_eq!(
@@ -214,22 +264,8 @@ fn build(shape: Shape, seed: u64) -> Fixture {
     };
     assert_eq!(newest.generation, expected_generation, "{shape:?}");
 
-    let mut walk = Vec::new();
-    let mut at = wal::RECORDS_START as usize;
-    while let Some(record) = wal_bytes.get(at..).and_then(wal::decode) {
-        let len = record.encoded_len();
-        walk.push(at as u64..(at + len) as u64);
-        at += len;
-    }
-    let records_of_epoch: Vec<Range<u64>> = walk
-        .iter()
-        .zip(newest.commit_seq + 1..)
-        .take_while(|(range, seq)| {
-            let record = wal::decode(&wal_bytes[range.start as usize..]).expect("intact");
-            record.epoch == newest.generation && record.seq == *seq
-        })
-        .map(|(range, _)| range.clone())
-        .collect();
+    let walk = walk_records(wal_bytes);
+    let records_of_epoch = records_of_epoch(wal_bytes, &walk, &newest);
     let full = after.last().expect("a state").clone();
     let (before_last, last_mark) = match shape {
         Shape::Closed | Shape::FirstCheckpointBulk => {
@@ -502,6 +538,52 @@ fn zeroed_and_cut_regions_of_the_meta_file_and_the_wal() {
         .enumerate()
         .flat_map(|(i, fx)| cases(fx).into_iter().map(move |case| (i, case)))
         .collect();
+    let results = check_in_parallel(&fixtures, &work);
+    let mut rows: BTreeMap<(usize, &str, Kind), Row> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for (index, result) in results {
+        let (fixture, case) = &work[index];
+        let row = rows.entry((*fixture, case.file, case.kind)).or_default();
+        row.images += 1;
+        match result {
+            Ok(Outcome::Full) => row.full += 1,
+            Ok(Outcome::BeforeLast) => row.before_last += 1,
+            Ok(Outcome::Rejected) => row.rejected += 1,
+            Err(what) => failures.push(format!(
+                "{}: {}: {what}",
+                fixtures[*fixture].shape.name(),
+                case.what
+            )),
+        }
+    }
+    let total = print_rows(&fixtures, &rows);
+    println!(
+        "{} failed; {:.1} s",
+        failures.len(),
+        started.elapsed().as_secs_f64()
+    );
+    failures.sort();
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} damaged images failed (first 30):\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(30)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Every outcome was reached: the test exercises what it claims.
+    assert!(total.full > 0 && total.before_last > 0 && total.rejected > 0);
+}
+
+/// Checks every `(fixture, case)` of `work` on all cores; the results by
+/// index into `work` (a panic is a failure).
+fn check_in_parallel(
+    fixtures: &[Fixture],
+    work: &[(usize, Case)],
+) -> Vec<(usize, Result<Outcome, String>)> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Result<Outcome, String>)>> = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -522,30 +604,18 @@ fn zeroed_and_cut_regions_of_the_meta_file_and_the_wal() {
             });
         }
     });
-    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut rows: BTreeMap<(usize, &str, Kind), Row> = BTreeMap::new();
-    let mut failures = Vec::new();
-    for (index, result) in results {
-        let (fixture, case) = &work[index];
-        let row = rows.entry((*fixture, case.file, case.kind)).or_default();
-        row.images += 1;
-        match result {
-            Ok(Outcome::Full) => row.full += 1,
-            Ok(Outcome::BeforeLast) => row.before_last += 1,
-            Ok(Outcome::Rejected) => row.rejected += 1,
-            Err(what) => failures.push(format!(
-                "{}: {}: {what}",
-                fixtures[*fixture].shape.name(),
-                case.what
-            )),
-        }
-    }
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Prints a row per shape, file and kind of damage, and the total; returns
+/// the total.
+fn print_rows(fixtures: &[Fixture], rows: &BTreeMap<(usize, &str, Kind), Row>) -> Row {
     println!(
         "{:<20} {:<9} {:<20} {:>7} {:>6} {:>14} {:>9}",
         "shape", "file", "damage", "images", "full", "commit before", "rejected"
     );
     let mut total = Row::default();
-    for ((fixture, file, kind), row) in &rows {
+    for ((fixture, file, kind), row) in rows {
         println!(
             "{:<20} {:<9} {:<20} {:>7} {:>6} {:>14} {:>9}",
             fixtures[*fixture].shape.name(),
@@ -565,23 +635,5 @@ fn zeroed_and_cut_regions_of_the_meta_file_and_the_wal() {
         "{:<20} {:<9} {:<20} {:>7} {:>6} {:>14} {:>9}",
         "total", "", "", total.images, total.full, total.before_last, total.rejected
     );
-    println!(
-        "{} failed; {:.1} s",
-        failures.len(),
-        started.elapsed().as_secs_f64()
-    );
-    failures.sort();
-    assert!(
-        failures.is_empty(),
-        "seed {seed}: {} damaged images failed (first 30):\n{}",
-        failures.len(),
-        failures
-            .iter()
-            .take(30)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    // Every outcome was reached: the test exercises what it claims.
-    assert!(total.full > 0 && total.before_last > 0 && total.rejected > 0);
+    total
 }

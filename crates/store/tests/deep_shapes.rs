@@ -9,6 +9,13 @@
 //! one bucket prefix of 246 bits, an internal upper-trie node at depth
 //! 245, below page roots at every multiple of G).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;
@@ -27,7 +34,7 @@ fn key(stem: &[u8; 31], sub: u8) -> B256 {
 /// Stems that share their first `shared` bits with `base` and differ at
 /// bit `shared` (plus random bits after), `count` of them: a cluster whose
 /// trie is `shared` levels deep before it branches.
-fn cluster(rng: &mut Rng, base: &[u8; 31], shared: usize, count: usize) -> Vec<[u8; 31]> {
+fn cluster(rng: &mut SplitMix64, base: &[u8; 31], shared: usize, count: usize) -> Vec<[u8; 31]> {
     let mut stems = vec![*base];
     // Only 2^(248 - shared) stems share `shared` bits with the base.
     let count = count.min(1 << (248 - shared).min(16));
@@ -49,7 +56,7 @@ fn cluster(rng: &mut Rng, base: &[u8; 31], shared: usize, count: usize) -> Vec<[
 }
 
 /// Writes filling `values` slots of every stem.
-fn writes_of(rng: &mut Rng, stems: &[[u8; 31]], values: usize) -> Vec<(B256, B256)> {
+fn writes_of(rng: &mut SplitMix64, stems: &[[u8; 31]], values: usize) -> Vec<(B256, B256)> {
     let mut writes = Vec::new();
     for stem in stems {
         for sub in 0..values {
@@ -94,7 +101,7 @@ fn check_reopen(
 /// their last bit, 64 values each, bulk-built at group depth 8.
 #[test]
 fn two_stems_differing_in_the_last_bit_reopen_at_every_group_depth() {
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64(7);
     let mut a = [0u8; 31];
     a[..].copy_from_slice(&rng.bytes32()[..31]);
     let mut b = a;
@@ -133,7 +140,7 @@ fn shared_prefixes_200_to_247_bits_reopen_at_every_group_depth() {
         .unwrap_or(0x5eed_0d33);
     println!("seed {seed}");
     for g in 1..=8u8 {
-        let mut rng = Rng(seed ^ u64::from(g));
+        let mut rng = SplitMix64(seed ^ u64::from(g));
         let mut reference = ReferenceTree::new();
         let (_sim, dir) = sim_dir();
         let mut all = Vec::new();

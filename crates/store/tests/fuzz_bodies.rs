@@ -9,6 +9,13 @@
 //!
 //! `UBT_LONG=1` runs ten times the mutations.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::time::Instant;
@@ -168,7 +175,7 @@ fn a_revert_beyond_the_revert_depth_is_refused_after_a_reopen() {
         ..common::options(2, 1 << 20)
     };
     let (_sim, dir) = common::sim_dir();
-    let mut rng = common::Rng(7);
+    let mut rng = common::SplitMix64(7);
     let mut block = || -> Vec<(alloy_primitives::B256, alloy_primitives::B256)> {
         (0..20)
             .map(|_| (rng.bytes32().into(), rng.bytes32().into()))

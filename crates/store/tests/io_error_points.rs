@@ -38,6 +38,13 @@
 //! Rerun with `UBT_SEED=<seed>` (printed at the start); `UBT_LONG=1`
 //! runs a longer workload and more crash images.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::panic::AssertUnwindSafe;
@@ -571,7 +578,7 @@ fn every_io_of_recovery_fails_in_turn() {
 fn a_bulk_apply_stops_when_its_commit_poisons_the_handle() {
     use alloy_primitives::B256;
     let opts = options(2, 64 << 10);
-    let mut rng = Rng(1);
+    let mut rng = SplitMix64(1);
     let mut block = |n: usize| -> Vec<(B256, B256)> {
         (0..n)
             .map(|_| (rng.bytes32().into(), rng.bytes32().into()))

@@ -4,6 +4,13 @@
 //! and a reopen recovers the last acknowledged commit (or the one in
 //! flight). Every I/O of the operation is failed in turn.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::sync::Arc;
@@ -16,7 +23,10 @@ use ubt_store::io::StoreDir;
 use ubt_store::{Store, StoreError};
 
 /// A database with committed data partly on disk, partly in memory.
-fn setup(rng: &mut Rng, known: &mut Vec<B256>) -> (SimDir, Arc<dyn StoreDir>, ReferenceTree) {
+fn setup(
+    rng: &mut SplitMix64,
+    known: &mut Vec<B256>,
+) -> (SimDir, Arc<dyn StoreDir>, ReferenceTree) {
     let (sim, dir) = sim_dir();
     let opts = options(3, 1 << 20);
     let mut store = open(&dir, &opts);
@@ -35,7 +45,7 @@ fn setup(rng: &mut Rng, known: &mut Vec<B256>) -> (SimDir, Arc<dyn StoreDir>, Re
 
 #[test]
 fn failed_bucket_reads_leave_the_state_unchanged() {
-    let mut rng = Rng(0xe10);
+    let mut rng = SplitMix64(0xe10);
     let mut known = Vec::new();
     let (sim, dir, mut reference) = setup(&mut rng, &mut known);
     let opts = options(3, 1 << 20);
@@ -94,7 +104,7 @@ fn failed_bucket_reads_leave_the_state_unchanged() {
 
 #[test]
 fn failed_commits_poison_and_recover() {
-    let mut rng = Rng(0xc0);
+    let mut rng = SplitMix64(0xc0);
     let mut known = Vec::new();
     let (sim, dir, mut reference) = setup(&mut rng, &mut known);
     let opts = options(3, 1 << 20);

@@ -28,6 +28,13 @@
 //! `UBT_SEED=<seed>` (printed at the start; the kill moments depend on
 //! the scheduler too, so a rerun repeats the writes, not the exact kills).
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::io::{BufRead, BufReader, Write as _};
@@ -66,7 +73,7 @@ fn store_options() -> Options {
 
 /// Whether block `n` of the database seeded with `seed` is a bulk block.
 fn is_bulk(seed: u64, n: u64) -> bool {
-    Rng(seed ^ 0xb01c ^ n.wrapping_mul(0xd1b5_4a32_d192_ed03)).below(BULK_EVERY) == 0
+    SplitMix64(seed ^ 0xb01c ^ n.wrapping_mul(0xd1b5_4a32_d192_ed03)).below(BULK_EVERY) == 0
 }
 
 /// The writes of block `n` (the commit with sequence number `n`) of the
@@ -75,7 +82,7 @@ fn is_bulk(seed: u64, n: u64) -> bool {
 /// block has 1,500 to 3,500 writes sorted by key (of equal keys, the one
 /// written last stays last, as it wins in `apply_bulk`).
 fn block(seed: u64, n: u64) -> Vec<(B256, B256)> {
-    let mut rng = Rng(seed ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut rng = SplitMix64(seed ^ n.wrapping_mul(SplitMix64::GAMMA));
     let bulk = is_bulk(seed, n);
     let max = if rng.below(6) == 0 { 400 } else { 60 };
     let size = if bulk {
@@ -87,7 +94,7 @@ fn block(seed: u64, n: u64) -> Vec<(B256, B256)> {
         .map(|_| {
             // Stem `i` of a pool that grows with the block number.
             let i = rng.below(64 + 8 * n);
-            let mut key = Rng(seed ^ 0x57e3_0000_0000 ^ i).bytes32();
+            let mut key = SplitMix64(seed ^ 0x57e3_0000_0000 ^ i).bytes32();
             if i.is_multiple_of(4) {
                 let shared = 2 + (i % 11) as usize;
                 key[..shared].fill(0x3c);
@@ -181,7 +188,7 @@ impl Database {
         let path = temp_path("kill-writer");
         let _ = std::fs::remove_dir_all(&path);
         std::fs::create_dir_all(&path).expect("temp dir");
-        let mut rng = Rng(seed ^ 0xab5e);
+        let mut rng = SplitMix64(seed ^ 0xab5e);
         Database {
             dir: TempDir(path),
             seed,
@@ -283,7 +290,13 @@ fn kill_once(db: &mut Database, acks: u64, delay: Duration, context: &str) -> (u
             "{context}: acked root of block {seq}"
         );
     }
+    (seen, check_recovery(db, base, context))
+}
 
+/// Reopens `db` after a kill whose last acknowledged commit was `base`:
+/// the store recovers that commit or the one after it, with its root,
+/// verifies, and reads back every value. Returns the commit recovered.
+fn check_recovery(db: &mut Database, base: u64, context: &str) -> u64 {
     let store = Store::open_path(&db.dir.0, store_options())
         .unwrap_or_else(|e| panic!("{context}: reopen after the kill: {e}"));
     let seq = store.commit_seq();
@@ -313,7 +326,7 @@ fn kill_once(db: &mut Database, acks: u64, delay: Duration, context: &str) -> (u
     }
     db.recovered = seq;
     db.generation = store.stats().generation;
-    (seen, seq)
+    seq
 }
 
 #[test]
@@ -328,7 +341,7 @@ fn sigkill_during_commits() {
         .unwrap_or(if long_mode() { LONG_KILLS } else { KILLS });
     println!("seed {seed} (rerun with UBT_SEED={seed}), {kills} kills");
     let started = Instant::now();
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let mut db: Option<Database> = None;
     let mut databases = 0u64;
     let mut checkpoints = 0u64;

@@ -13,6 +13,13 @@
 //! Also the reorg scenario: apply A1..A5, revert to A2, apply B3..B6: roots
 //! and values equal a fresh tree built from the winning chain.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;
@@ -38,7 +45,7 @@ fn opts() -> Options {
     }
 }
 
-fn block_writes(rng: &mut Rng, known: &mut Vec<B256>) -> Vec<(B256, B256)> {
+fn block_writes(rng: &mut SplitMix64, known: &mut Vec<B256>) -> Vec<(B256, B256)> {
     let n = 1 + rng.below(40) as usize;
     (0..n)
         .map(|_| (mixed_key(rng, known), B256::from(rng.bytes32())))
@@ -52,36 +59,122 @@ fn check_state(store: &Store, tree: &ReferenceTree, known: &[B256], context: &st
     }
 }
 
+/// The model: the blocks the store holds (`blocks[0]` is the empty base;
+/// the store's layers are `blocks[1..]`) and the revert window.
+struct Chain {
+    blocks: Vec<Block>,
+    /// How many of the latest persisted blocks can still be reverted.
+    window: usize,
+}
+
+impl Chain {
+    fn new() -> Chain {
+        Chain {
+            blocks: vec![Block {
+                root: [0; 32],
+                tree: ReferenceTree::new(),
+                persisted: true,
+            }],
+            window: 0,
+        }
+    }
+
+    fn tip(&self) -> &Block {
+        self.blocks.last().expect("base")
+    }
+
+    /// Blocks up to `target` are persisted; the window grows by the newly
+    /// persisted ones, up to the depth.
+    fn persist_upto(&mut self, target: usize) {
+        let newly = self.blocks[..=target]
+            .iter()
+            .filter(|b| !b.persisted)
+            .count();
+        for block in &mut self.blocks[..=target] {
+            block.persisted = true;
+        }
+        self.window = (self.window + newly).min(DEPTH);
+    }
+
+    fn persist_all(&mut self) {
+        self.persist_upto(self.blocks.len() - 1);
+    }
+
+    /// Reverts `store` to `blocks[target]`, which must succeed exactly when
+    /// the blocks persisted after it are within the window; returns whether
+    /// it did, after checking the state it reverted to.
+    fn revert_to(
+        &mut self,
+        store: &mut Store,
+        target: usize,
+        known: &[B256],
+        context: &str,
+    ) -> bool {
+        let persisted_after = self.blocks[target + 1..]
+            .iter()
+            .filter(|b| b.persisted)
+            .count();
+        match store.revert(&self.blocks[target].root) {
+            Ok(()) => {
+                assert!(
+                    persisted_after <= self.window,
+                    "{context}: reverted beyond the window"
+                );
+                self.blocks.truncate(target + 1);
+                self.window -= persisted_after;
+                check_state(store, &self.blocks[target].tree, known, context);
+                true
+            }
+            Err(StoreError::UnknownRoot(_)) => {
+                assert!(
+                    persisted_after > self.window,
+                    "{context}: revert refused within the window"
+                );
+                false
+            }
+            Err(other) => panic!("{context}: revert: {other}"),
+        }
+    }
+}
+
+/// Reads at the roots of the newest layers in memory match their blocks.
+fn check_layer_reads(store: &Store, chain: &Chain, known: &[B256], context: &str) {
+    for layer in store.layers().iter().rev().take(3) {
+        let block = chain
+            .blocks
+            .iter()
+            .rev()
+            .find(|b| b.root == layer.root)
+            .expect("layer in the chain");
+        for key in known.iter().rev().take(20) {
+            assert_eq!(
+                store
+                    .get_at(key, &store.snapshot(&layer.root).unwrap())
+                    .unwrap(),
+                block.tree.get(key),
+                "{context}: get_at"
+            );
+        }
+    }
+}
+
 fn run(seed: u64, steps: usize) {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let (_sim, dir) = sim_dir();
     let mut store = open(&dir, &opts());
     let mut known = Vec::new();
-    // chain[0] is the empty base; the store's layers are chain[1..].
-    let mut chain = vec![Block {
-        root: [0; 32],
-        tree: ReferenceTree::new(),
-        persisted: true,
-    }];
+    let mut chain = Chain::new();
     let mut reverts = (0, 0, 0);
-    let mut window = 0usize;
-    let persist_upto = |chain: &mut Vec<Block>, target: usize, window: &mut usize| {
-        let newly = chain[..=target].iter().filter(|b| !b.persisted).count();
-        for block in &mut chain[..=target] {
-            block.persisted = true;
-        }
-        *window = (*window + newly).min(DEPTH);
-    };
     for step in 0..steps {
         let context = format!("seed {seed} step {step}");
         match rng.below(12) {
             0..=4 => {
                 let writes = block_writes(&mut rng, &mut known);
-                let mut tree = chain.last().expect("base").tree.clone();
+                let mut tree = chain.tip().tree.clone();
                 tree.insert_batch(&writes);
                 let root = store.apply(&writes).unwrap();
                 assert_eq!(root, tree.compute_root(), "{context}: apply");
-                chain.push(Block {
+                chain.blocks.push(Block {
                     root,
                     tree,
                     persisted: false,
@@ -89,107 +182,53 @@ fn run(seed: u64, steps: usize) {
             }
             5 => {
                 // Persist a random unpersisted block (and those before it).
-                let unpersisted: Vec<usize> =
-                    (0..chain.len()).filter(|&i| !chain[i].persisted).collect();
+                let unpersisted: Vec<usize> = (0..chain.blocks.len())
+                    .filter(|&i| !chain.blocks[i].persisted)
+                    .collect();
                 if let Some(&target) =
                     unpersisted.get(rng.below(unpersisted.len().max(1) as u64) as usize)
                 {
-                    store.persist(&chain[target].root).unwrap();
-                    persist_upto(&mut chain, target, &mut window);
+                    store.persist(&chain.blocks[target].root).unwrap();
+                    chain.persist_upto(target);
                 }
             }
             6 => {
                 store.commit().unwrap();
-                let last = chain.len() - 1;
-                persist_upto(&mut chain, last, &mut window);
+                chain.persist_all();
             }
             7 => {
                 store.checkpoint().unwrap();
-                let last = chain.len() - 1;
-                persist_upto(&mut chain, last, &mut window);
+                chain.persist_all();
             }
             8 | 9 => {
                 // Revert to a random block among the last few.
                 let back = 1 + rng.below(4) as usize;
-                if chain.len() > back {
-                    let target = chain.len() - 1 - back;
-                    let persisted_after =
-                        chain[target + 1..].iter().filter(|b| b.persisted).count();
-                    let result = store.revert(&chain[target].root);
-                    match result {
-                        Ok(()) => {
-                            assert!(
-                                persisted_after <= window,
-                                "{context}: reverted beyond the window"
-                            );
-                            chain.truncate(target + 1);
-                            window -= persisted_after;
-                            check_state(&store, &chain[target].tree, &known, &context);
-                            reverts.0 += 1;
-                        }
-                        Err(StoreError::UnknownRoot(_)) => {
-                            assert!(
-                                persisted_after > window,
-                                "{context}: revert refused within the window"
-                            );
-                            reverts.1 += 1;
-                        }
-                        Err(other) => panic!("{context}: revert: {other}"),
+                if chain.blocks.len() > back {
+                    let target = chain.blocks.len() - 1 - back;
+                    if chain.revert_to(&mut store, target, &known, &context) {
+                        reverts.0 += 1;
+                    } else {
+                        reverts.1 += 1;
                     }
                 }
             }
-            10 => {
-                // Reads at the roots of the layers in memory.
-                let layers = store.layers();
-                for layer in layers.iter().rev().take(3) {
-                    let block = chain
-                        .iter()
-                        .rev()
-                        .find(|b| b.root == layer.root)
-                        .expect("layer in the chain");
-                    for key in known.iter().rev().take(20) {
-                        assert_eq!(
-                            store
-                                .get_at(key, &store.snapshot(&layer.root).unwrap())
-                                .unwrap(),
-                            block.tree.get(key),
-                            "{context}: get_at"
-                        );
-                    }
-                }
-            }
+            10 => check_layer_reads(&store, &chain, &known, &context),
             _ => {
                 // Reopen: the unpersisted blocks are gone.
                 drop(store);
                 store = open(&dir, &opts());
-                while chain.last().is_some_and(|b| !b.persisted) {
-                    chain.pop();
+                while chain.blocks.last().is_some_and(|b| !b.persisted) {
+                    chain.blocks.pop();
                 }
-                check_state(&store, &chain.last().expect("base").tree, &known, &context);
+                check_state(&store, &chain.tip().tree, &known, &context);
                 // After a reopen, an older root comes from the reverse diffs on disk.
-                if chain.len() > 3 && rng.below(2) == 0 {
-                    let target = chain.len() - 3;
-                    let persisted_after =
-                        chain[target + 1..].iter().filter(|b| b.persisted).count();
-                    match store.revert(&chain[target].root) {
-                        Ok(()) => {
-                            assert!(
-                                persisted_after <= window,
-                                "{context}: reverted beyond the window"
-                            );
-                            chain.truncate(target + 1);
-                            window -= persisted_after;
-                            check_state(&store, &chain[target].tree, &known, &context);
-                            reverts.2 += 1;
-                        }
-                        Err(StoreError::UnknownRoot(_)) => {
-                            assert!(
-                                persisted_after > window,
-                                "{context}: refused after reopen within the window"
-                            );
-                            reverts.1 += 1;
-                        }
-                        Err(other) => panic!("{context}: revert after reopen: {other}"),
+                if chain.blocks.len() > 3 && rng.below(2) == 0 {
+                    let target = chain.blocks.len() - 3;
+                    let context = format!("{context}, after a reopen");
+                    if chain.revert_to(&mut store, target, &known, &context) {
+                        reverts.2 += 1;
+                    } else {
+                        reverts.1 += 1;
                     }
                 }
             }
@@ -200,7 +239,7 @@ fn run(seed: u64, steps: usize) {
     let store = open(&dir, &opts());
     check_state(
         &store,
-        &chain.last().expect("base").tree,
+        &chain.tip().tree,
         &known,
         &format!("seed {seed} end"),
     );
@@ -229,7 +268,7 @@ fn layers_persist_and_revert_match_the_model() {
 #[test]
 fn reorg_equals_a_fresh_tree_of_the_winning_chain() {
     for reopen_before_revert in [false, true] {
-        let mut rng = Rng(77);
+        let mut rng = SplitMix64(77);
         let mut known = Vec::new();
         let (_sim, dir) = sim_dir();
         let mut store = open(&dir, &opts());
@@ -269,7 +308,7 @@ fn reorg_equals_a_fresh_tree_of_the_winning_chain() {
 
 #[test]
 fn reverting_beyond_the_depth_is_refused() {
-    let mut rng = Rng(5);
+    let mut rng = SplitMix64(5);
     let mut known = Vec::new();
     let (_sim, dir) = sim_dir();
     let mut store = open(&dir, &opts());

@@ -8,14 +8,65 @@
 //!
 //! Each case prints its seed; rerun one with `UBT_SEED=<seed>`.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;
 use common::*;
 use ubt_spec::{ReferenceTree, StateTree};
 
+/// A block of 1 to 60 writes (one in four: up to 600) over mixed keys,
+/// about one value in eight zero.
+fn random_block(rng: &mut SplitMix64, known: &mut Vec<B256>) -> Vec<(B256, B256)> {
+    let big = rng.below(4) == 0;
+    let size = 1 + rng.below(if big { 600 } else { 60 }) as usize;
+    (0..size)
+        .map(|_| {
+            let key = mixed_key(rng, known);
+            let value = if rng.below(8) == 0 {
+                B256::ZERO
+            } else {
+                B256::from(rng.bytes32())
+            };
+            (key, value)
+        })
+        .collect()
+}
+
+/// Point and batched reads of known and random keys agree with the
+/// reference.
+fn spot_check(
+    store: &ubt_store::Store,
+    reference: &ReferenceTree,
+    known: &[B256],
+    rng: &mut SplitMix64,
+    context: &str,
+) {
+    let mut probes: Vec<B256> = (0..20)
+        .map(|_| known[rng.below(known.len() as u64) as usize])
+        .collect();
+    probes.extend((0..5).map(|_| B256::from(rng.bytes32())));
+    let batched = store
+        .get_many(&probes)
+        .unwrap_or_else(|e| panic!("{context}: get_many: {e}"));
+    for (key, got) in probes.iter().zip(batched) {
+        assert_eq!(got, reference.get(key), "{context}: get_many {key}");
+        assert_eq!(
+            store.get(key).unwrap(),
+            reference.get(key),
+            "{context}: get {key}"
+        );
+    }
+}
+
 fn run_case(seed: u64, group_depth: u8, memory_budget_bytes: usize, blocks: usize) {
-    let mut rng = Rng(seed);
+    let mut rng = SplitMix64(seed);
     let (_sim, dir) = sim_dir();
     let opts = options(group_depth, memory_budget_bytes);
     let mut store = open(&dir, &opts);
@@ -24,19 +75,7 @@ fn run_case(seed: u64, group_depth: u8, memory_budget_bytes: usize, blocks: usiz
     let mut known = Vec::new();
     let context = format!("seed {seed} G {group_depth} budget {memory_budget_bytes}");
     for block in 0..blocks {
-        let big = rng.below(4) == 0;
-        let size = 1 + rng.below(if big { 600 } else { 60 }) as usize;
-        let writes: Vec<(B256, B256)> = (0..size)
-            .map(|_| {
-                let key = mixed_key(&mut rng, &mut known);
-                let value = if rng.below(8) == 0 {
-                    B256::ZERO
-                } else {
-                    B256::from(rng.bytes32())
-                };
-                (key, value)
-            })
-            .collect();
+        let writes = random_block(&mut rng, &mut known);
         let root = store
             .apply(&writes)
             .unwrap_or_else(|e| panic!("{context}: apply: {e}"));
@@ -82,22 +121,7 @@ fn run_case(seed: u64, group_depth: u8, memory_budget_bytes: usize, blocks: usiz
                 "{context}: reopen root"
             );
         }
-        // Spot checks, point and batched.
-        let mut probes: Vec<B256> = (0..20)
-            .map(|_| known[rng.below(known.len() as u64) as usize])
-            .collect();
-        probes.extend((0..5).map(|_| B256::from(rng.bytes32())));
-        let batched = store
-            .get_many(&probes)
-            .unwrap_or_else(|e| panic!("{context}: get_many: {e}"));
-        for (key, got) in probes.iter().zip(batched) {
-            assert_eq!(got, reference.get(key), "{context}: get_many {key}");
-            assert_eq!(
-                store.get(key).unwrap(),
-                reference.get(key),
-                "{context}: get {key}"
-            );
-        }
+        spot_check(&store, &reference, &known, &mut rng, &context);
     }
     store.commit().unwrap();
     drop(store);

@@ -3,6 +3,13 @@
 //! (`NotADatabase`) rather than written into; a second writer is `Locked`;
 //! a group depth other than the stored one is `GroupDepthMismatch`.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

@@ -1,11 +1,19 @@
 //! Real-file I/O: `OsDir` and `OsFile` on both batched-read backends.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use ubt_spec::rng::SplitMix64;
 use ubt_store::io::os::OsDir;
 use ubt_store::io::{ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile};
 
@@ -32,30 +40,6 @@ impl Drop for TempDir {
     }
 }
 
-/// SplitMix64: deterministic pseudo-random numbers.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let bytes = self.next().to_le_bytes();
-            chunk.copy_from_slice(&bytes[..chunk.len()]);
-        }
-    }
-}
-
 const BACKENDS: [ReadBackendChoice; 2] = [ReadBackendChoice::ThreadPool, ReadBackendChoice::Auto];
 
 const FILE_LEN: usize = 8 << 20;
@@ -66,7 +50,7 @@ fn setup(tag: &str, choice: ReadBackendChoice) -> (TempDir, OsDir, Arc<dyn Store
     let dir = OsDir::open(tmp.path(), true, choice).unwrap();
     let file = dir.open_file("data", true).unwrap();
     let mut content = vec![0u8; FILE_LEN];
-    Rng(0x5eed).fill(&mut content);
+    SplitMix64(0x5eed).fill(&mut content);
     for (i, chunk) in content.chunks(1 << 20).enumerate() {
         file.write_all_at(chunk, (i << 20) as u64).unwrap();
     }
@@ -74,7 +58,7 @@ fn setup(tag: &str, choice: ReadBackendChoice) -> (TempDir, OsDir, Arc<dyn Store
     (tmp, dir, file, content)
 }
 
-fn random_requests(rng: &mut Rng, count: usize, file_len: usize) -> Vec<ReadRequest> {
+fn random_requests(rng: &mut SplitMix64, count: usize, file_len: usize) -> Vec<ReadRequest> {
     (0..count)
         .map(|_| {
             let len = 1 + rng.below(16 << 10) as usize;
@@ -112,7 +96,7 @@ fn backend_choice() {
 fn random_batched_reads_match_content() {
     for choice in BACKENDS {
         let (_tmp, dir, file, content) = setup("random", choice);
-        let mut rng = Rng(42);
+        let mut rng = SplitMix64(42);
         let requests = random_requests(&mut rng, 5_000, FILE_LEN);
         let results = file.read_batch(&requests);
         assert_eq!(results.len(), requests.len());
@@ -149,7 +133,7 @@ fn read_past_end_fails_for_that_request_only() {
                 len: 4096,
             },
         ];
-        let mut requests = random_requests(&mut Rng(7), 300, FILE_LEN);
+        let mut requests = random_requests(&mut SplitMix64(7), 300, FILE_LEN);
         let bad_at = [0usize, 150, 299];
         for (&at, &request) in bad_at.iter().zip(&bad) {
             requests[at] = request;
@@ -198,7 +182,7 @@ fn concurrent_batches_from_four_threads() {
                 let file = &file;
                 let content = &content;
                 scope.spawn(move || {
-                    let mut rng = Rng(1000 + t);
+                    let mut rng = SplitMix64(1000 + t);
                     for _ in 0..10 {
                         let requests = random_requests(&mut rng, 500, FILE_LEN);
                         let results = file.read_batch(&requests);
@@ -216,7 +200,7 @@ fn concurrent_batches_from_four_threads() {
 fn panicking_callback_leaves_backend_usable() {
     for choice in BACKENDS {
         let (_tmp, _dir, file, content) = setup("panic", choice);
-        let requests = random_requests(&mut Rng(9), 1_000, FILE_LEN);
+        let requests = random_requests(&mut SplitMix64(9), 1_000, FILE_LEN);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut seen = 0;
             file.read_batch_each(&requests, &mut |_, _| {
@@ -340,7 +324,7 @@ fn measure_random_4k_reads() {
     let file = dir.open_file("data", true).unwrap();
     if file.len().unwrap() != file_len {
         let mut chunk = vec![0u8; 4 << 20];
-        let mut rng = Rng(1);
+        let mut rng = SplitMix64(1);
         file.set_len(0).unwrap();
         for offset in (0..file_len).step_by(chunk.len()) {
             rng.fill(&mut chunk);
@@ -355,7 +339,7 @@ fn measure_random_4k_reads() {
             let dir = OsDir::open(&path, false, choice).unwrap();
             let file = dir.open_file("data", false).unwrap();
             let dropped = std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
-            let mut rng = Rng(77);
+            let mut rng = SplitMix64(77);
             let requests: Vec<ReadRequest> = (0..READS)
                 .map(|_| ReadRequest {
                     offset: rng.below(file_len / 4096) * 4096,
@@ -532,7 +516,7 @@ fn read_only_files_read_and_refuse_every_change() {
         let mut buf = vec![0u8; 4096];
         file.read_exact_at(&mut buf, 12_345).unwrap();
         assert_eq!(buf, content[12_345..12_345 + 4096]);
-        let requests = random_requests(&mut Rng(3), 500, FILE_LEN);
+        let requests = random_requests(&mut SplitMix64(3), 500, FILE_LEN);
         for (request, result) in requests.iter().zip(file.read_batch(&requests)) {
             assert_eq!(result.unwrap(), expected(&content, *request));
         }

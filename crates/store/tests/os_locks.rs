@@ -9,6 +9,13 @@
 //! fresh `OsDir` of `<dir>` and prints `probe: locked`, `probe: wouldblock`
 //! or `probe: error <message>`.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,6 +3,13 @@
 //! (root after every operation, then every leaf), at group depths 1..8,
 //! committing each step and reopening the database between steps.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::sync::Arc;

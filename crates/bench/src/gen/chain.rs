@@ -151,7 +151,9 @@ pub fn min_slots_for(contract_budget: u64) -> u64 {
     let by_share = (ratio * overhead / factor).round();
     let per_contract = contract_budget as f64 / MIN_CONTRACTS as f64;
     let by_count = ((per_contract - overhead) / factor).floor();
-    by_share.min(by_count).max(1.0) as u64
+    #[allow(clippy::cast_possible_truncation)] // float-to-int `as` saturates; at least 1
+    let slots = by_share.min(by_count).max(1.0) as u64;
+    slots
 }
 
 /// How `params` splits its target.
@@ -163,6 +165,7 @@ pub fn plan(params: &ChainParams) -> ChainPlan {
         0
     };
     let rest = params.target_entries.saturating_sub(erc20 + sequential);
+    #[allow(clippy::cast_possible_truncation)] // at most rest / 2
     let eoas = (rest as f64 * params.eoa_share.clamp(0.0, 1.0) / 2.0).round() as u64;
     let contract_budget = rest.saturating_sub(2 * eoas);
     let min_slots = params
@@ -231,11 +234,13 @@ pub fn gen_chain(
     }
 
     let (mut contracts, mut slots, mut code_chunks, mut contract_entries) = (0u64, 0u64, 0u64, 0);
+    #[allow(clippy::cast_possible_truncation)] // a constant, 2048
     let mut code = Vec::with_capacity(CODE_LEN_END as usize);
     while contract_entries < plan.contract_budget {
         let mut rng = GenRng::stream(seed, tag::CONTRACT, contracts);
         let address = rng.bytes20();
         let len = CODE_LEN_MIN + rng.below(CODE_LEN_END - CODE_LEN_MIN);
+        #[allow(clippy::cast_possible_truncation)] // below CODE_LEN_END (2048)
         code.resize(len as usize, 0);
         rng.fill(&mut code);
         let balance = rng.below_u128(CONTRACT_BALANCE_ETH * ETHER);
@@ -316,7 +321,7 @@ mod tests {
         let params = ChainParams::new(1_000_000, 1, 1_000);
         let plan = plan(&params);
         let rest = 1_000_000 - plan.erc20_entries - plan.sequential_entries;
-        assert_eq!(plan.eoas, (rest as f64 * 0.1).round() as u64);
+        assert_eq!(plan.eoas as f64, (rest as f64 * 0.1).round());
         assert_eq!(plan.contract_budget, rest - 2 * plan.eoas);
         assert_eq!((plan.min_slots, plan.max_slots), (66, 660));
         let tiny = super::plan(&ChainParams::new(10, 1, 100));

@@ -120,6 +120,9 @@ impl StateRecord {
                     .and_then(|hex| {
                         alloy_primitives::hex::decode(hex).map_err(|_| "\"code\" is not hex")
                     })?;
+                if u32::try_from(code.len()).is_err() {
+                    return Err("\"code\" is 4 GiB or longer".to_owned());
+                }
                 Ok(StateRecord::Account {
                     address: address(who, "account")?,
                     nonce: line.nonce.ok_or("missing \"nonce\"")?,
@@ -153,7 +156,8 @@ impl StateRecord {
             } => {
                 let basic = BasicData {
                     version: 0,
-                    code_size: u32::try_from(code.len()).expect("code under 4 GiB"),
+                    // Parsing refuses longer code; geth's field is a u32.
+                    code_size: u32::try_from(code.len()).unwrap_or(u32::MAX),
                     nonce: *nonce,
                     balance: geth_balance(balance),
                 };

@@ -60,7 +60,8 @@ impl WorkloadMeta {
     /// Writes `<dir>/workload.json` (pretty-printed, newline-terminated).
     pub fn write(&self, dir: &Path) -> Result<(), BenchError> {
         let path = dir.join("workload.json");
-        let mut text = serde_json::to_string_pretty(self).expect("metadata serializes");
+        let mut text = serde_json::to_string_pretty(self)
+            .map_err(|e| BenchError::io_at("serialize", &path, e.into()))?;
         text.push('\n');
         std::fs::write(&path, text).map_err(|e| BenchError::io_at("write", &path, e))
     }

@@ -72,24 +72,7 @@ pub fn gen_raw(
     blocks: RawBlocks,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RawReport, BenchError> {
-    for (per_block, count, what) in [
-        (
-            blocks.reads_per_block,
-            blocks.read_blocks,
-            "reads_per_block",
-        ),
-        (
-            blocks.writes_per_block,
-            blocks.write_blocks,
-            "writes_per_block",
-        ),
-    ] {
-        if count > 0 && per_block > entries {
-            return Err(BenchError::InvalidOptions {
-                what: format!("{what} = {per_block} distinct keys out of {entries} entries"),
-            });
-        }
-    }
+    check_distinct_keys(entries, &blocks)?;
     let reads_dir = dir.join(RAW_READS);
     let writes_dir = dir.join(RAW_WRITES);
     for d in [&reads_dir, &writes_dir] {
@@ -97,48 +80,9 @@ pub fn gen_raw(
     }
 
     let state_path = reads_dir.join("state.jsonl");
-    let mut state = LineWriter::create(&state_path)?;
-    for i in 0..entries {
-        let (key, value) = raw_entry(seed, i);
-        state.raw(&key, &value)?;
-        if (i + 1) % PROGRESS_EVERY == 0 {
-            progress(Progress::new(Stage::State, i + 1, entries));
-        }
-    }
-    let (state_records, state_bytes) = state.finish()?;
-    progress(Progress::new(Stage::State, entries, entries));
+    let (state_records, state_bytes) = write_raw_state(&state_path, entries, seed, progress)?;
     link_or_copy(&state_path, &writes_dir.join("state.jsonl"))?;
-
-    let total_blocks = blocks.read_blocks + blocks.write_blocks;
-    let mut done = 0;
-    let mut out = LineWriter::create(&reads_dir.join("blocks.jsonl"))?;
-    for number in 1..=blocks.read_blocks {
-        let mut rng = GenRng::stream(seed, tag::RAW_READS, number);
-        let reads: Vec<String> = distinct_indices(&mut rng, entries, blocks.reads_per_block)
-            .map(|i| format!("r:{}", hex_string(&raw_entry(seed, i).0)))
-            .collect();
-        out.block(number, 0, 0, &reads, &[])?;
-        done += 1;
-        progress(Progress::new(Stage::Blocks, done, total_blocks));
-    }
-    out.finish()?;
-    let mut out = LineWriter::create(&writes_dir.join("blocks.jsonl"))?;
-    for number in 1..=blocks.write_blocks {
-        let mut rng = GenRng::stream(seed, tag::RAW_WRITES, number);
-        let indices: Vec<u64> =
-            distinct_indices(&mut rng, entries, blocks.writes_per_block).collect();
-        let writes: Vec<String> = indices
-            .into_iter()
-            .map(|i| {
-                let key = raw_entry(seed, i).0;
-                format!("r:{}={}", hex_string(&key), hex_string(&rng.bytes32()))
-            })
-            .collect();
-        out.block(number, 0, 0, &[], &writes)?;
-        done += 1;
-        progress(Progress::new(Stage::Blocks, done, total_blocks));
-    }
-    out.finish()?;
+    write_raw_blocks(&reads_dir, &writes_dir, entries, seed, &blocks, progress)?;
 
     let meta = |name: &str, blocks: u64, description: String| WorkloadMeta {
         format: FORMAT,
@@ -180,10 +124,98 @@ pub fn gen_raw(
     })
 }
 
+/// Refuses blocks of more distinct keys than the state holds.
+fn check_distinct_keys(entries: u64, blocks: &RawBlocks) -> Result<(), BenchError> {
+    for (per_block, count, what) in [
+        (
+            blocks.reads_per_block,
+            blocks.read_blocks,
+            "reads_per_block",
+        ),
+        (
+            blocks.writes_per_block,
+            blocks.write_blocks,
+            "writes_per_block",
+        ),
+    ] {
+        if count > 0 && per_block > entries {
+            return Err(BenchError::InvalidOptions {
+                what: format!("{what} = {per_block} distinct keys out of {entries} entries"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes the `entries` raw records of `seed` to `path`; returns its
+/// records and bytes.
+fn write_raw_state(
+    path: &Path,
+    entries: u64,
+    seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(u64, u64), BenchError> {
+    let mut state = LineWriter::create(path)?;
+    for i in 0..entries {
+        let (key, value) = raw_entry(seed, i);
+        state.raw(&key, &value)?;
+        if (i + 1) % PROGRESS_EVERY == 0 {
+            progress(Progress::new(Stage::State, i + 1, entries));
+        }
+    }
+    let written = state.finish()?;
+    progress(Progress::new(Stage::State, entries, entries));
+    Ok(written)
+}
+
+/// Writes the read blocks under `reads_dir` and the write blocks under
+/// `writes_dir`.
+fn write_raw_blocks(
+    reads_dir: &Path,
+    writes_dir: &Path,
+    entries: u64,
+    seed: u64,
+    blocks: &RawBlocks,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(), BenchError> {
+    let total_blocks = blocks.read_blocks + blocks.write_blocks;
+    let mut done = 0;
+    let mut out = LineWriter::create(&reads_dir.join("blocks.jsonl"))?;
+    for number in 1..=blocks.read_blocks {
+        let mut rng = GenRng::stream(seed, tag::RAW_READS, number);
+        let reads: Vec<String> = distinct_indices(&mut rng, entries, blocks.reads_per_block)
+            .map(|i| format!("r:{}", hex_string(&raw_entry(seed, i).0)))
+            .collect();
+        out.block(number, 0, 0, &reads, &[])?;
+        done += 1;
+        progress(Progress::new(Stage::Blocks, done, total_blocks));
+    }
+    out.finish()?;
+    let mut out = LineWriter::create(&writes_dir.join("blocks.jsonl"))?;
+    for number in 1..=blocks.write_blocks {
+        let mut rng = GenRng::stream(seed, tag::RAW_WRITES, number);
+        let indices: Vec<u64> =
+            distinct_indices(&mut rng, entries, blocks.writes_per_block).collect();
+        let writes: Vec<String> = indices
+            .into_iter()
+            .map(|i| {
+                let key = raw_entry(seed, i).0;
+                format!("r:{}={}", hex_string(&key), hex_string(&rng.bytes32()))
+            })
+            .collect();
+        out.block(number, 0, 0, &[], &writes)?;
+        done += 1;
+        progress(Progress::new(Stage::Blocks, done, total_blocks));
+    }
+    out.finish()?;
+    Ok(())
+}
+
 /// `count` distinct indices in `0..n` (`count <= n`), in the order drawn.
 fn distinct_indices(rng: &mut GenRng, n: u64, count: u64) -> impl Iterator<Item = u64> {
-    let mut seen = HashSet::with_capacity(count as usize);
-    let mut order = Vec::with_capacity(count as usize);
+    let capacity = usize::try_from(count).unwrap_or(0);
+    let mut seen = HashSet::with_capacity(capacity);
+    let mut order = Vec::with_capacity(capacity);
     while (order.len() as u64) < count {
         let i = rng.below(n);
         if seen.insert(i) {

@@ -4,11 +4,6 @@
 
 use ubt_spec::rng::SplitMix64;
 
-/// The SplitMix64 output function: a bijective 64-bit mixer.
-fn mix64(z: u64) -> u64 {
-    SplitMix64::mix(z)
-}
-
 /// A deterministic random stream.
 ///
 /// Streams are named by `(seed, tag, index)`: the same triple gives the
@@ -22,7 +17,8 @@ pub struct GenRng(SplitMix64);
 impl GenRng {
     /// The stream `(seed, tag, index)`.
     pub fn stream(seed: u64, tag: u64, index: u64) -> Self {
-        let state = mix64(seed ^ mix64(tag.wrapping_add(mix64(index ^ 0x5851_f42d_4c95_7f2d))));
+        let mix = SplitMix64::mix;
+        let state = mix(seed ^ mix(tag.wrapping_add(mix(index ^ 0x5851_f42d_4c95_7f2d))));
         GenRng(SplitMix64::new(state))
     }
 
@@ -94,7 +90,9 @@ impl GenRng {
     pub fn pareto(&mut self, alpha: f64, x_min: u64, cap: u64) -> u64 {
         let x = x_min as f64 / self.unit_open_below().powf(1.0 / alpha);
         // `as` saturates, and x >= x_min exactly (u <= 1).
-        (x.floor() as u64).clamp(x_min, cap)
+        #[allow(clippy::cast_possible_truncation)]
+        let draw = x.floor() as u64;
+        draw.clamp(x_min, cap)
     }
 }
 

@@ -24,7 +24,8 @@ pub(crate) fn push_hex(buf: &mut Vec<u8>, bytes: &[u8]) {
 pub(crate) fn hex_string(bytes: &[u8]) -> String {
     let mut buf = Vec::new();
     push_hex(&mut buf, bytes);
-    String::from_utf8(buf).expect("hex is ASCII")
+    // Hex digits are ASCII, so nothing is replaced.
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 /// Appends the decimal digits of `value`.

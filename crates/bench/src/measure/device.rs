@@ -339,7 +339,8 @@ fn write_file(path: &Path, options: &DeviceProbeOptions) -> Result<f64, BenchErr
     let mut remaining = options.file_bytes;
     let mut timed = Duration::ZERO;
     while remaining > 0 {
-        let len = remaining.min(WRITE_CHUNK_BYTES as u64) as usize;
+        let len =
+            usize::try_from(remaining).map_or(WRITE_CHUNK_BYTES, |r| r.min(WRITE_CHUNK_BYTES));
         rng.fill(&mut chunk[..len]);
         let t0 = Instant::now();
         file.write_all(&chunk[..len])
@@ -433,7 +434,9 @@ impl Reader<'_> {
     ) -> Result<(&'static str, Duration), BenchError> {
         #[cfg(target_os = "linux")]
         if options.allow_io_uring {
-            match io_uring::IoUring::new(QUEUE_DEPTH as u32) {
+            #[allow(clippy::cast_possible_truncation)] // a constant, 32
+            let entries = QUEUE_DEPTH as u32;
+            match io_uring::IoUring::new(entries) {
                 Ok(mut ring) => {
                     let mut rng = rng_stream(options.seed, STREAM_QD32_WARMUP);
                     match self.uring_reads(&mut ring, &mut rng, options.warmup_reads) {
@@ -502,6 +505,7 @@ impl Reader<'_> {
         let mut push = |ring: &mut io_uring::IoUring, slot: usize, offsets: &mut [u64]| {
             let offset = random_offset(rng, self.blocks);
             offsets[slot] = offset;
+            #[allow(clippy::cast_possible_truncation)] // a constant, 4096
             let entry = opcode::Read::new(fd, slots[slot], READ_BLOCK_BYTES as u32)
                 .offset(offset)
                 .build()
@@ -542,10 +546,11 @@ impl Reader<'_> {
                 }
             }
             completions.clear();
-            completions.extend(
-                ring.completion()
-                    .map(|cqe| (cqe.user_data() as usize, cqe.result())),
-            );
+            completions.extend(ring.completion().map(|cqe| {
+                #[allow(clippy::cast_possible_truncation)] // a slot index this code queued
+                let slot = cqe.user_data() as usize;
+                (slot, cqe.result())
+            }));
             for &(slot, result) in &completions {
                 in_flight -= 1;
                 if result < 0 {

@@ -78,7 +78,9 @@ fn num(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return format!("{value}");
     }
-    let decimals = (3 - value.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    #[allow(clippy::cast_possible_truncation)] // a finite non-zero value's log10 is within +-324
+    let magnitude = value.abs().log10().floor() as i32;
+    let decimals = (3 - magnitude).clamp(0, 6) as usize;
     format!("{value:.decimals$}")
 }
 

@@ -23,10 +23,10 @@ pub fn bootstrap_ratio_ci(a: &[f64], b: &[f64], resamples: usize, seed: u64) -> 
     let mut ratios = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         for slot in draw_a.iter_mut() {
-            *slot = a[rng.below(a.len() as u64) as usize];
+            *slot = a[rng.index(a.len())];
         }
         for slot in draw_b.iter_mut() {
-            *slot = b[rng.below(b.len() as u64) as usize];
+            *slot = b[rng.index(b.len())];
         }
         draw_a.sort_unstable_by(f64::total_cmp);
         draw_b.sort_unstable_by(f64::total_cmp);

@@ -130,6 +130,7 @@ pub fn mann_whitney_u_exact(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     }
     let counts = &ways[n_a];
     let total: f64 = counts.iter().sum();
+    #[allow(clippy::cast_possible_truncation)] // U is an integer in 0..=n_a * n_b
     let u = approximate.u.round() as usize;
     let lower: f64 = counts[..=u].iter().sum();
     let upper: f64 = counts[u..].iter().sum();

@@ -144,7 +144,7 @@ fn slot_leaf(i: u64, slot: u64, value: u64) -> (B256, B256) {
 /// An overlay: accounts `first..first + count` updated (nonce, balance and
 /// two slots each) for round `round`.
 fn overlay(first: u64, count: u64, accounts: u64, round: u64) -> Vec<(B256, B256)> {
-    let mut writes = Vec::with_capacity(4 * count as usize);
+    let mut writes = Vec::with_capacity(usize::try_from(4 * count).unwrap_or(0));
     for j in 0..count {
         let i = (first + j * 7919) % accounts;
         writes.extend(account_leaves(i, round + 1, 1_000 + round * 7 + j));
@@ -163,9 +163,9 @@ fn engine_error(what: &str) -> impl FnOnce(ubt_engine::Error) -> BenchError + '_
 
 fn db_files(db: &Path) -> Vec<PathBuf> {
     [
-        ubt_store::DATA_FILE,
-        ubt_store::META_FILE,
-        ubt_store::WAL_FILE,
+        ubt_engine::DATA_FILE,
+        ubt_engine::META_FILE,
+        ubt_engine::WAL_FILE,
     ]
     .iter()
     .map(|name| db.join(name))
@@ -189,6 +189,44 @@ pub fn run(
         "building the base state: {} accounts x {} slots",
         config.accounts, config.slots_per_account
     ));
+    let (values, build_s) = build_base(config, &db_dir, &options)?;
+    let mut overlays = Vec::new();
+    for (index, &count) in config.overlays.iter().enumerate() {
+        progress(&format!("root over an overlay of {count} accounts"));
+        overlays.push(measure_overlay(
+            config,
+            &db_dir,
+            &options,
+            index as u64,
+            count,
+        )?);
+    }
+    let mut thresholds = Vec::new();
+    for &threshold in &config.thresholds {
+        progress(&format!(
+            "persistence threshold {threshold}: {} blocks of {} accounts",
+            config.sweep_blocks, config.sweep_accounts_per_block
+        ));
+        thresholds.push(measure_threshold(config, &db_dir, &options, threshold)?);
+    }
+    let _ = std::fs::remove_dir_all(&db_dir);
+    Ok(OverlayBenchReport {
+        machine: crate::measure::machine::MachineInfo::read(),
+        accounts: config.accounts,
+        values,
+        build_s,
+        overlays,
+        thresholds,
+    })
+}
+
+/// Builds the base state in `db_dir`; returns its values and the seconds
+/// the build took.
+fn build_base(
+    config: &OverlayBenchConfig,
+    db_dir: &Path,
+    options: &Options,
+) -> Result<(u64, f64), BenchError> {
     let started = Instant::now();
     let mut entries: Vec<(B256, B256)> = Vec::new();
     for i in 0..config.accounts {
@@ -199,102 +237,101 @@ pub fn run(
     }
     entries.sort_unstable_by_key(|(k, _)| *k);
     let values = entries.len() as u64;
-    let (db, _) = Db::build(&db_dir, options.clone(), entries).map_err(engine_error("build"))?;
+    let (db, _) = Db::build(db_dir, options.clone(), entries).map_err(engine_error("build"))?;
     let build_s = started.elapsed().as_secs_f64();
     db.close().map_err(engine_error("close"))?;
+    Ok((values, build_s))
+}
 
-    let mut overlays = Vec::new();
-    for (index, &count) in config.overlays.iter().enumerate() {
-        progress(&format!("root over an overlay of {count} accounts"));
-        let writes = overlay(index as u64 * 31, count, config.accounts, index as u64);
-        make_cold(&db_files(&db_dir))?;
-        let mut db = Db::open(&db_dir, options.clone()).map_err(engine_error("open"))?;
+/// The root over overlay `index` of `count` accounts: cold, warm and hot.
+fn measure_overlay(
+    config: &OverlayBenchConfig,
+    db_dir: &Path,
+    options: &Options,
+    index: u64,
+    count: u64,
+) -> Result<OverlayFigures, BenchError> {
+    let writes = overlay(index * 31, count, config.accounts, index);
+    make_cold(&db_files(db_dir))?;
+    let mut db = Db::open(db_dir, options.clone()).map_err(engine_error("open"))?;
+    let started = Instant::now();
+    db.apply(&writes).map_err(engine_error("apply"))?;
+    let cold_ms = started.elapsed().as_secs_f64() * 1e3;
+    let buckets = db.last_apply_timing().buckets_touched;
+    drop(db);
+    let _ = std::fs::read(db_dir.join(ubt_engine::DATA_FILE));
+    let mut db = Db::open(db_dir, options.clone()).map_err(engine_error("open"))?;
+    let started = Instant::now();
+    db.apply(&writes).map_err(engine_error("apply"))?;
+    let warm_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut hot = Vec::with_capacity(config.repetitions);
+    for _ in 0..config.repetitions {
+        db.discard_uncommitted();
         let started = Instant::now();
         db.apply(&writes).map_err(engine_error("apply"))?;
-        let cold_ms = started.elapsed().as_secs_f64() * 1e3;
-        let buckets = db.last_apply_timing().buckets_touched;
-        drop(db);
-        let _ = std::fs::read(db_dir.join(ubt_store::DATA_FILE));
-        let mut db = Db::open(&db_dir, options.clone()).map_err(engine_error("open"))?;
-        let started = Instant::now();
-        db.apply(&writes).map_err(engine_error("apply"))?;
-        let warm_ms = started.elapsed().as_secs_f64() * 1e3;
-        let mut hot = Vec::with_capacity(config.repetitions);
-        for _ in 0..config.repetitions {
-            db.discard_uncommitted();
-            let started = Instant::now();
-            db.apply(&writes).map_err(engine_error("apply"))?;
-            hot.push(started.elapsed().as_secs_f64() * 1e3);
-        }
-        db.discard_uncommitted();
-        drop(db);
-        overlays.push(OverlayFigures {
-            accounts: count,
-            writes: writes.len() as u64,
-            buckets,
-            cold_ms,
-            warm_ms,
-            hot_ms: median(&hot),
-        });
+        hot.push(started.elapsed().as_secs_f64() * 1e3);
     }
+    db.discard_uncommitted();
+    drop(db);
+    Ok(OverlayFigures {
+        accounts: count,
+        writes: writes.len() as u64,
+        buckets,
+        cold_ms,
+        warm_ms,
+        hot_ms: median(&hot),
+    })
+}
 
-    let mut thresholds = Vec::new();
-    for &threshold in &config.thresholds {
-        progress(&format!(
-            "persistence threshold {threshold}: {} blocks of {} accounts",
-            config.sweep_blocks, config.sweep_accounts_per_block
-        ));
-        let mut db = Db::open(&db_dir, options.clone()).map_err(engine_error("open"))?;
-        let mut roots_ms = Vec::with_capacity(config.sweep_blocks);
-        let mut persists_ms = Vec::new();
-        let started = Instant::now();
-        for b in 0..config.sweep_blocks as u64 {
-            let writes = overlay(
-                b * 1_013,
-                config.sweep_accounts_per_block,
-                config.accounts,
-                b + 100,
-            );
-            let applied = Instant::now();
-            db.apply(&writes).map_err(engine_error("apply"))?;
-            roots_ms.push(applied.elapsed().as_secs_f64() * 1e3);
-            let layers = db.layers();
-            let unpersisted: Vec<_> = layers.iter().filter(|l| !l.persisted).collect();
-            if unpersisted.len() > threshold {
-                let oldest_to_keep = unpersisted.len() - threshold;
-                let root = unpersisted[oldest_to_keep - 1].root;
-                let persisting = Instant::now();
-                db.persist(&root).map_err(engine_error("persist"))?;
-                persists_ms.push(persisting.elapsed().as_secs_f64() * 1e3);
-            }
+/// A run of blocks that persists whenever more than `threshold` layers
+/// are unpersisted.
+fn measure_threshold(
+    config: &OverlayBenchConfig,
+    db_dir: &Path,
+    options: &Options,
+    threshold: usize,
+) -> Result<ThresholdFigures, BenchError> {
+    let mut db = Db::open(db_dir, options.clone()).map_err(engine_error("open"))?;
+    let mut roots_ms = Vec::with_capacity(config.sweep_blocks);
+    let mut persists_ms = Vec::new();
+    let started = Instant::now();
+    for b in 0..config.sweep_blocks as u64 {
+        let writes = overlay(
+            b * 1_013,
+            config.sweep_accounts_per_block,
+            config.accounts,
+            b + 100,
+        );
+        let applied = Instant::now();
+        db.apply(&writes).map_err(engine_error("apply"))?;
+        roots_ms.push(applied.elapsed().as_secs_f64() * 1e3);
+        let layers = db.layers();
+        let unpersisted: Vec<_> = layers.iter().filter(|l| !l.persisted).collect();
+        if unpersisted.len() > threshold {
+            let oldest_to_keep = unpersisted.len() - threshold;
+            let root = unpersisted[oldest_to_keep - 1].root;
+            let persisting = Instant::now();
+            db.persist(&root).map_err(engine_error("persist"))?;
+            persists_ms.push(persisting.elapsed().as_secs_f64() * 1e3);
         }
-        db.commit().map_err(engine_error("commit"))?;
-        let elapsed = started.elapsed().as_secs_f64();
-        db.discard_uncommitted();
-        drop(db);
-        let mut sorted = roots_ms.clone();
-        sorted.sort_by(f64::total_cmp);
-        thresholds.push(ThresholdFigures {
-            threshold,
-            blocks: config.sweep_blocks,
-            blocks_per_s: config.sweep_blocks as f64 / elapsed,
-            root_ms_median: median(&roots_ms),
-            root_ms_p99: quantile_sorted(&sorted, 0.99, QuantileMethod::NearestRank),
-            persist_ms_median: if persists_ms.is_empty() {
-                0.0
-            } else {
-                median(&persists_ms)
-            },
-        });
     }
-    let _ = std::fs::remove_dir_all(&db_dir);
-    Ok(OverlayBenchReport {
-        machine: crate::measure::machine::MachineInfo::read(),
-        accounts: config.accounts,
-        values,
-        build_s,
-        overlays,
-        thresholds,
+    db.commit().map_err(engine_error("commit"))?;
+    let elapsed = started.elapsed().as_secs_f64();
+    db.discard_uncommitted();
+    drop(db);
+    let mut sorted = roots_ms.clone();
+    sorted.sort_by(f64::total_cmp);
+    Ok(ThresholdFigures {
+        threshold,
+        blocks: config.sweep_blocks,
+        blocks_per_s: config.sweep_blocks as f64 / elapsed,
+        root_ms_median: median(&roots_ms),
+        root_ms_p99: quantile_sorted(&sorted, 0.99, QuantileMethod::NearestRank),
+        persist_ms_median: if persists_ms.is_empty() {
+            0.0
+        } else {
+            median(&persists_ms)
+        },
     })
 }
 

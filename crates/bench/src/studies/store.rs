@@ -10,6 +10,7 @@
 //! the bytes written per updated slot (by the store and by the device);
 //! then a checkpoint and its amortized bytes per slot.
 
+use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -222,9 +223,9 @@ pub struct StoreBenchReport {
 
 fn db_files(db_dir: &Path) -> Vec<PathBuf> {
     [
-        ubt_store::DATA_FILE,
-        ubt_store::META_FILE,
-        ubt_store::WAL_FILE,
+        ubt_engine::DATA_FILE,
+        ubt_engine::META_FILE,
+        ubt_engine::WAL_FILE,
     ]
     .iter()
     .map(|name| db_dir.join(name))
@@ -275,182 +276,33 @@ pub fn run(
         ..Options::default()
     };
 
-    progress(&format!("generating {} random pairs", config.entries));
-    let started = Instant::now();
     let mut random = SplitMix64::new(config.seed);
-    let mut entries: Vec<(B256, B256)> = (0..config.entries)
-        .map(|_| (B256::from(random.bytes32()), B256::from(random.bytes32())))
-        .collect();
-    let generate_s = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let sort_s = started.elapsed().as_secs_f64();
-    progress("bulk build");
-    let started = Instant::now();
-    let (db, _) = Db::build(&db_dir, options.clone(), entries.iter().copied())
-        .map_err(engine_error("bulk build"))?;
-    let build_s = started.elapsed().as_secs_f64();
-    let stats = db.stats();
-    let disk_bytes = dir_bytes(&db_dir);
-    let build = BuildFigures {
-        generate_s,
-        sort_s,
-        build_s,
-        entries_per_s: config.entries as f64 / build_s,
-        disk_bytes,
-        disk_bytes_per_entry: disk_bytes as f64 / config.entries.max(1) as f64,
-        buckets: stats.bucket_count,
-        bucket_depth_mean: stats.bucket_depth_mean,
-        pages: stats.page_count,
-        upper_trie_bytes: stats.upper_trie_bytes,
-    };
-    db.close()
-        .map_err(engine_error("closing after the build"))?;
+    let (entries, build) = generate_and_build(config, &db_dir, &options, &mut random, progress)?;
 
     progress("cold point reads");
     let cold = make_cold(&db_files(&db_dir))?;
     let db = Db::open(&db_dir, options.clone()).map_err(engine_error("reopening"))?;
     let resident_bytes_after_open = resident_bytes(&db_files(&db_dir))?;
-    let mut latencies = Vec::new();
-    let mut hits = 0u64;
-    for _ in 0..config.cold_reads {
-        let (key, value) = entries[(random.next_u64() % config.entries.max(1)) as usize];
-        let reads_before = db.bucket_reads();
-        let started = Instant::now();
-        let found = db.get(&key).map_err(engine_error("cold get"))?;
-        let micros = started.elapsed().as_secs_f64() * 1e6;
-        if found != Some(value) {
-            return Err(BenchError::Engine {
-                what: "cold get".into(),
-                message: format!("wrong value for {key}"),
-            });
-        }
-        if db.bucket_reads() > reads_before {
-            latencies.push(micros);
-        } else {
-            hits += 1;
-        }
-    }
-    latencies.sort_by(f64::total_cmp);
-    let cold_reads = ColdReadFigures {
-        cold,
-        resident_bytes_after_open,
-        misses: latencies.len() as u64,
-        hits,
-        miss_latency_p50_us: quantile_sorted(&latencies, 0.5, QuantileMethod::NearestRank),
-        miss_latency_p99_us: quantile_sorted(&latencies, 0.99, QuantileMethod::NearestRank),
-        miss_latency_mean_us: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
-    };
+    let cold_reads = cold_point_reads(config, &db, &entries, &mut random)?
+        .after(cold, resident_bytes_after_open);
 
     progress("cold batched read");
-    db.clear_cache();
-    make_cold(&db_files(&db_dir))?;
-    // About one key per two buckets, so the batch measures bucket reads
-    // rather than lookups in buckets already read.
-    let batch = config
-        .batch_keys
-        .min((db.stats().bucket_count / 2).max(1) as usize);
-    let keys: Vec<B256> = (0..batch)
-        .map(|_| entries[(random.next_u64() % config.entries.max(1)) as usize].0)
-        .collect();
-    let reads_before = db.bucket_reads();
-    let started = Instant::now();
-    let found = db.get_many(&keys).map_err(engine_error("batched read"))?;
-    let elapsed_s = started.elapsed().as_secs_f64();
-    if found.iter().any(Option::is_none) {
-        return Err(BenchError::Engine {
-            what: "batched read".into(),
-            message: "a present key read as absent".into(),
-        });
-    }
-    let bucket_reads = db.bucket_reads() - reads_before;
-    let batch_read = BatchReadFigures {
-        keys: keys.len() as u64,
-        bucket_reads,
-        elapsed_s,
-        bucket_reads_per_s: bucket_reads as f64 / elapsed_s,
-        keys_per_s: keys.len() as f64 / elapsed_s,
-        backend: db.stats().read_backend,
-    };
+    let batch_read = cold_batched_read(config, &db, &db_dir, &entries, &mut random)?;
     drop(db);
 
     let mut db = Db::open(&db_dir, options).map_err(engine_error("reopening"))?;
-    let counters = DeviceCounters::for_path(&db_dir);
     let qd32 = device.as_ref().map(|d| d.qd32_reads_per_s);
-    let mut blocks = Vec::new();
-    let mut slots_since_checkpoint = 0u64;
-    for phase in ["cold", "warm"] {
-        if phase == "warm" {
-            // Start the warm run from a checkpoint, with the whole data file
-            // in the page cache.
-            db.checkpoint().map_err(engine_error("checkpoint"))?;
-            slots_since_checkpoint = 0;
-            let _ = std::fs::read(db_dir.join(ubt_store::DATA_FILE));
-        }
-        let count = if phase == "cold" {
-            config.cold_blocks
-        } else {
-            config.warm_blocks
-        };
-        for index in 0..count {
-            progress(&format!("{phase} block {}/{count}", index + 1));
-            if phase == "cold" {
-                db.checkpoint().map_err(engine_error("checkpoint"))?;
-                slots_since_checkpoint = 0;
-                db.clear_cache();
-                make_cold(&db_files(&db_dir))?;
-            }
-            let writes: Vec<(B256, B256)> = (0..config.block_writes)
-                .map(|_| {
-                    (
-                        entries[(random.next_u64() % config.entries.max(1)) as usize].0,
-                        B256::from(random.bytes32()),
-                    )
-                })
-                .collect();
-            let before = db.stats();
-            let device_before = counters.as_ref().and_then(DeviceCounters::sectors_written);
-            let started = Instant::now();
-            db.apply(&writes).map_err(engine_error("apply"))?;
-            let applied = Instant::now();
-            db.commit().map_err(engine_error("commit"))?;
-            let done = Instant::now();
-            let after = db.stats();
-            let device_after = counters.as_ref().and_then(DeviceCounters::sectors_written);
-            let timing = db.last_apply_timing();
-            let store_bytes_written = store_bytes(&after) - store_bytes(&before);
-            slots_since_checkpoint += writes.len() as u64;
-            blocks.push(BlockFigures {
-                phase: phase.to_string(),
-                writes: writes.len() as u64,
-                buckets_read: timing.buckets_read,
-                apply_ms: (applied - started).as_secs_f64() * 1e3,
-                read_ms: timing.read_us as f64 / 1e3,
-                hash_ms: timing.hash_tail_us as f64 / 1e3,
-                upper_ms: (timing.locate_us + timing.upper_us) as f64 / 1e3,
-                commit_ms: (done - applied).as_secs_f64() * 1e3,
-                total_ms: (done - started).as_secs_f64() * 1e3,
-                store_bytes_written,
-                device_bytes_written: device_before.zip(device_after).map(|(b, a)| (a - b) * 512),
-                bytes_per_slot: store_bytes_written as f64 / writes.len() as f64,
-                io_bound_ms: qd32.map(|iops| timing.buckets_read as f64 / iops * 1e3),
-            });
-        }
-    }
+    let (blocks, slots_since_checkpoint) = update_blocks(
+        config,
+        &mut db,
+        &db_dir,
+        &entries,
+        &mut random,
+        qd32,
+        progress,
+    )?;
     progress("checkpoint");
-    let before = db.stats();
-    let started = Instant::now();
-    db.checkpoint().map_err(engine_error("checkpoint"))?;
-    let ms = started.elapsed().as_secs_f64() * 1e3;
-    let after = db.stats();
-    let bytes = (after.data_bytes_written + after.meta_bytes_written)
-        - (before.data_bytes_written + before.meta_bytes_written);
-    let checkpoint = CheckpointFigures {
-        ms,
-        bytes,
-        slots_since_previous: slots_since_checkpoint,
-        bytes_per_slot: bytes as f64 / slots_since_checkpoint.max(1) as f64,
-    };
+    let checkpoint = final_checkpoint(&mut db, slots_since_checkpoint)?;
     db.close().map_err(engine_error("closing"))?;
     if !config.keep_db {
         let _ = std::fs::remove_dir_all(&db_dir);
@@ -469,6 +321,255 @@ pub fn run(
     };
     report.targets = targets(&report);
     Ok(report)
+}
+
+/// A random entry of `entries` (not empty).
+fn random_entry(random: &mut SplitMix64, entries: &[(B256, B256)]) -> (B256, B256) {
+    entries[random.index(entries.len())]
+}
+
+/// Generates the random pairs, sorts them and bulk-builds the database.
+fn generate_and_build(
+    config: &StoreBenchConfig,
+    db_dir: &Path,
+    options: &Options,
+    random: &mut SplitMix64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<(B256, B256)>, BuildFigures), BenchError> {
+    progress(&format!("generating {} random pairs", config.entries));
+    let started = Instant::now();
+    let mut entries: Vec<(B256, B256)> = (0..config.entries)
+        .map(|_| (B256::from(random.bytes32()), B256::from(random.bytes32())))
+        .collect();
+    let generate_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let sort_s = started.elapsed().as_secs_f64();
+    progress("bulk build");
+    let started = Instant::now();
+    let (db, _) = Db::build(db_dir, options.clone(), entries.iter().copied())
+        .map_err(engine_error("bulk build"))?;
+    let build_s = started.elapsed().as_secs_f64();
+    let stats = db.stats();
+    let disk_bytes = dir_bytes(db_dir);
+    let build = BuildFigures {
+        generate_s,
+        sort_s,
+        build_s,
+        entries_per_s: config.entries as f64 / build_s,
+        disk_bytes,
+        disk_bytes_per_entry: disk_bytes as f64 / config.entries.max(1) as f64,
+        buckets: stats.bucket_count,
+        bucket_depth_mean: stats.bucket_depth_mean,
+        pages: stats.page_count,
+        upper_trie_bytes: stats.upper_trie_bytes,
+    };
+    db.close()
+        .map_err(engine_error("closing after the build"))?;
+    Ok((entries, build))
+}
+
+/// The latencies of [`cold_point_reads`].
+struct PointReads {
+    /// Sorted latencies of the reads that read a bucket.
+    latencies: Vec<f64>,
+    hits: u64,
+}
+
+impl PointReads {
+    /// The figures, with how the cache was emptied and what was resident
+    /// after the open.
+    fn after(self, cold: ColdReport, resident_bytes_after_open: u64) -> ColdReadFigures {
+        let latencies = &self.latencies;
+        ColdReadFigures {
+            cold,
+            resident_bytes_after_open,
+            misses: latencies.len() as u64,
+            hits: self.hits,
+            miss_latency_p50_us: quantile_sorted(latencies, 0.5, QuantileMethod::NearestRank),
+            miss_latency_p99_us: quantile_sorted(latencies, 0.99, QuantileMethod::NearestRank),
+            miss_latency_mean_us: latencies.iter().sum::<f64>() / latencies.len().max(1) as f64,
+        }
+    }
+}
+
+/// Single-threaded point reads of random keys, timing those that read a
+/// bucket.
+fn cold_point_reads(
+    config: &StoreBenchConfig,
+    db: &Db,
+    entries: &[(B256, B256)],
+    random: &mut SplitMix64,
+) -> Result<PointReads, BenchError> {
+    let mut latencies = Vec::new();
+    let mut hits = 0u64;
+    for _ in 0..config.cold_reads {
+        let (key, value) = random_entry(random, entries);
+        let reads_before = db.bucket_reads();
+        let started = Instant::now();
+        let found = db.get(&key).map_err(engine_error("cold get"))?;
+        let micros = started.elapsed().as_secs_f64() * 1e6;
+        if found != Some(value) {
+            return Err(BenchError::Engine {
+                what: "cold get".into(),
+                message: format!("wrong value for {key}"),
+            });
+        }
+        if db.bucket_reads() > reads_before {
+            latencies.push(micros);
+        } else {
+            hits += 1;
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    Ok(PointReads { latencies, hits })
+}
+
+/// One `get_many` of random keys with every cache dropped.
+fn cold_batched_read(
+    config: &StoreBenchConfig,
+    db: &Db,
+    db_dir: &Path,
+    entries: &[(B256, B256)],
+    random: &mut SplitMix64,
+) -> Result<BatchReadFigures, BenchError> {
+    db.clear_cache();
+    make_cold(&db_files(db_dir))?;
+    // About one key per two buckets, so the batch measures bucket reads
+    // rather than lookups in buckets already read.
+    let half_the_buckets = usize::try_from(db.stats().bucket_count / 2).unwrap_or(usize::MAX);
+    let batch = config.batch_keys.min(half_the_buckets.max(1));
+    let keys: Vec<B256> = (0..batch)
+        .map(|_| random_entry(random, entries).0)
+        .collect();
+    let reads_before = db.bucket_reads();
+    let started = Instant::now();
+    let found = db.get_many(&keys).map_err(engine_error("batched read"))?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    if found.iter().any(Option::is_none) {
+        return Err(BenchError::Engine {
+            what: "batched read".into(),
+            message: "a present key read as absent".into(),
+        });
+    }
+    let bucket_reads = db.bucket_reads() - reads_before;
+    Ok(BatchReadFigures {
+        keys: keys.len() as u64,
+        bucket_reads,
+        elapsed_s,
+        bucket_reads_per_s: bucket_reads as f64 / elapsed_s,
+        keys_per_s: keys.len() as f64 / elapsed_s,
+        backend: db.stats().read_backend,
+    })
+}
+
+/// The cold blocks (each after a checkpoint and dropped caches), then the
+/// warm ones; returns their figures and the slots updated since the last
+/// checkpoint.
+fn update_blocks(
+    config: &StoreBenchConfig,
+    db: &mut Db,
+    db_dir: &Path,
+    entries: &[(B256, B256)],
+    random: &mut SplitMix64,
+    qd32: Option<f64>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Vec<BlockFigures>, u64), BenchError> {
+    let counters = DeviceCounters::for_path(db_dir);
+    let mut blocks = Vec::new();
+    let mut slots_since_checkpoint = 0u64;
+    for phase in ["cold", "warm"] {
+        if phase == "warm" {
+            // Start the warm run from a checkpoint, with the whole data file
+            // in the page cache.
+            db.checkpoint().map_err(engine_error("checkpoint"))?;
+            slots_since_checkpoint = 0;
+            let _ = std::fs::read(db_dir.join(ubt_engine::DATA_FILE));
+        }
+        let count = if phase == "cold" {
+            config.cold_blocks
+        } else {
+            config.warm_blocks
+        };
+        for index in 0..count {
+            progress(&format!("{phase} block {}/{count}", index + 1));
+            if phase == "cold" {
+                db.checkpoint().map_err(engine_error("checkpoint"))?;
+                slots_since_checkpoint = 0;
+                db.clear_cache();
+                make_cold(&db_files(db_dir))?;
+            }
+            let writes: Vec<(B256, B256)> = (0..config.block_writes)
+                .map(|_| {
+                    (
+                        random_entry(random, entries).0,
+                        B256::from(random.bytes32()),
+                    )
+                })
+                .collect();
+            let figures = update_block(db, counters.as_ref(), phase, &writes, qd32)?;
+            slots_since_checkpoint += figures.writes;
+            blocks.push(figures);
+        }
+    }
+    Ok((blocks, slots_since_checkpoint))
+}
+
+/// Applies and commits one block of `writes`, timed.
+fn update_block(
+    db: &mut Db,
+    counters: Option<&DeviceCounters>,
+    phase: &str,
+    writes: &[(B256, B256)],
+    qd32: Option<f64>,
+) -> Result<BlockFigures, BenchError> {
+    let before = db.stats();
+    let device_before = counters.and_then(DeviceCounters::sectors_written);
+    let started = Instant::now();
+    db.apply(writes).map_err(engine_error("apply"))?;
+    let applied = Instant::now();
+    db.commit().map_err(engine_error("commit"))?;
+    let done = Instant::now();
+    let after = db.stats();
+    let device_after = counters.and_then(DeviceCounters::sectors_written);
+    let timing = db.last_apply_timing();
+    let store_bytes_written = store_bytes(&after) - store_bytes(&before);
+    Ok(BlockFigures {
+        phase: phase.to_string(),
+        writes: writes.len() as u64,
+        buckets_read: timing.buckets_read,
+        apply_ms: (applied - started).as_secs_f64() * 1e3,
+        read_ms: timing.read_us as f64 / 1e3,
+        hash_ms: timing.hash_tail_us as f64 / 1e3,
+        upper_ms: (timing.locate_us + timing.upper_us) as f64 / 1e3,
+        commit_ms: (done - applied).as_secs_f64() * 1e3,
+        total_ms: (done - started).as_secs_f64() * 1e3,
+        store_bytes_written,
+        device_bytes_written: device_before.zip(device_after).map(|(b, a)| (a - b) * 512),
+        bytes_per_slot: store_bytes_written as f64 / writes.len() as f64,
+        io_bound_ms: qd32.map(|iops| timing.buckets_read as f64 / iops * 1e3),
+    })
+}
+
+/// A checkpoint after the warm blocks, its bytes amortized over their
+/// slots.
+fn final_checkpoint(
+    db: &mut Db,
+    slots_since_checkpoint: u64,
+) -> Result<CheckpointFigures, BenchError> {
+    let before = db.stats();
+    let started = Instant::now();
+    db.checkpoint().map_err(engine_error("checkpoint"))?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let after = db.stats();
+    let bytes = (after.data_bytes_written + after.meta_bytes_written)
+        - (before.data_bytes_written + before.meta_bytes_written);
+    Ok(CheckpointFigures {
+        ms,
+        bytes,
+        slots_since_previous: slots_since_checkpoint,
+        bytes_per_slot: bytes as f64 / slots_since_checkpoint.max(1) as f64,
+    })
 }
 
 /// The nearest-rank median (an observed value) of `values`.
@@ -552,9 +653,17 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
 
 /// Renders the report as Markdown.
 pub fn to_markdown(report: &StoreBenchReport) -> String {
-    use std::fmt::Write;
     let mut md = String::new();
-    let b = &report.build;
+    markdown_setup(&mut md, report);
+    markdown_build(&mut md, &report.build);
+    markdown_reads(&mut md, report);
+    markdown_blocks(&mut md, &report.blocks);
+    markdown_checkpoint_and_targets(&mut md, report);
+    md
+}
+
+/// The data set, the machine and the device.
+fn markdown_setup(md: &mut String, report: &StoreBenchReport) {
     let _ = writeln!(
         md,
         "N = {} random 32-byte keys and values, group depth {}; {}\n",
@@ -574,6 +683,10 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
             d.qd32_backend
         );
     }
+}
+
+/// The bulk build's table.
+fn markdown_build(md: &mut String, b: &BuildFigures) {
     let _ = writeln!(md, "| build | value |\n|---|---|");
     let _ = writeln!(
         md,
@@ -600,6 +713,10 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
         "| resident upper trie | {:.1} MiB |\n",
         b.upper_trie_bytes as f64 / 1048576.0
     );
+}
+
+/// The cold point reads and the cold batched read.
+fn markdown_reads(md: &mut String, report: &StoreBenchReport) {
     let c = &report.cold_reads;
     let _ = writeln!(
         md,
@@ -619,11 +736,14 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
         "Cold batched read ({}): {} keys, {} bucket reads in {:.2} s = {:.0} reads/s ({:.0} keys/s).\n",
         r.backend, r.keys, r.bucket_reads, r.elapsed_s, r.bucket_reads_per_s, r.keys_per_s
     );
+}
+
+/// The cold blocks and the first and last warm ones.
+fn markdown_blocks(md: &mut String, blocks: &[BlockFigures]) {
     let _ = writeln!(md, "| block | reads | read ms | hash tail ms | upper ms | commit ms | total ms | I/O bound ms | store B/slot | device B/slot |");
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
-    let warm: Vec<&BlockFigures> = report.blocks.iter().filter(|b| b.phase == "warm").collect();
-    for block in report
-        .blocks
+    let warm: Vec<&BlockFigures> = blocks.iter().filter(|b| b.phase == "warm").collect();
+    for block in blocks
         .iter()
         .filter(|b| b.phase == "cold")
         .chain(warm.first().copied())
@@ -655,6 +775,10 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
             median(warm.iter().map(|b| b.total_ms))
         );
     }
+}
+
+/// The checkpoint and the targets.
+fn markdown_checkpoint_and_targets(md: &mut String, report: &StoreBenchReport) {
     let k = &report.checkpoint;
     let _ = writeln!(
         md,
@@ -670,5 +794,4 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
         };
         let _ = writeln!(md, "| {} | {} | {} | {met} |", t.name, t.target, t.measured);
     }
-    md
 }

@@ -195,7 +195,10 @@ impl StateTree for FastTree {
         let mut order = vec![0u32; entries.len()];
         for (i, (key, _)) in entries.iter().enumerate() {
             let s = usize::from(key[0]);
-            order[next[s]] = i as u32;
+            // A batch of 2^32 entries (256 GiB) cannot be held.
+            #[allow(clippy::cast_possible_truncation)]
+            let index = i as u32;
+            order[next[s]] = index;
             next[s] += 1;
         }
         // Each shard inserts its writes and rehashes at once, while the

@@ -40,6 +40,7 @@ impl NodeRef {
             index < STEM_FLAG as usize,
             "too many internal nodes in one shard"
         );
+        #[allow(clippy::cast_possible_truncation)] // asserted above
         NodeRef(index as u32)
     }
 
@@ -48,6 +49,7 @@ impl NodeRef {
             index < STEM_FLAG as usize - 1,
             "too many stems in one shard"
         );
+        #[allow(clippy::cast_possible_truncation)] // asserted above
         NodeRef(index as u32 | STEM_FLAG)
     }
 

@@ -32,11 +32,13 @@ impl StemNode {
             bitmap[usize::from(*sub_index) / 64] |= 1u64 << (sub_index % 64);
             *slot = *value;
         }
+        #[allow(clippy::cast_possible_truncation)] // a stem holds at most 256 values
+        let count = values.len() as u16;
         StemNode {
             stem,
             bitmap,
             block,
-            count: values.len() as u16,
+            count,
             dirty: true,
             hash: [0; 32],
         }
@@ -97,7 +99,9 @@ impl StemNode {
                 (bits != 0).then(|| {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    (word * 64 + bit) as u8
+                    #[allow(clippy::cast_possible_truncation)] // word < 4, bit < 64
+                    let sub_index = (word * 64 + bit) as u8;
+                    sub_index
                 })
             })
         });

@@ -34,7 +34,7 @@ impl ValueSlab {
     /// The smallest class holding `count` values (count 1..=256).
     pub fn class_for(count: usize) -> u8 {
         debug_assert!((1..=256).contains(&count));
-        count.next_power_of_two().trailing_zeros() as u8
+        (count.next_power_of_two().trailing_zeros() & 0xff) as u8
     }
 
     /// A block of the given class (contents unspecified).
@@ -49,6 +49,7 @@ impl ValueSlab {
             "value slab exceeds u32 offsets"
         );
         self.slots.resize(offset + (1 << class), B256::ZERO);
+        #[allow(clippy::cast_possible_truncation)] // asserted above
         Block {
             offset: offset as u32,
             class,

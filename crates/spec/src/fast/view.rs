@@ -57,6 +57,7 @@ impl<'a> FastView<'a> {
                 }
                 self.shard_root(heap_index - SHARD_COUNT)
             }
+            #[allow(clippy::cast_possible_truncation)] // below SHARD_COUNT (256)
             _ if heap_index < SHARD_COUNT => ViewNode::Internal(FastNodeId::Top(heap_index as u16)),
             _ => self.shard_root(heap_index - SHARD_COUNT),
         }
@@ -67,6 +68,7 @@ impl<'a> FastView<'a> {
     }
 
     fn convert(&self, shard: usize, kind: NodeKind) -> ViewNode<FastNodeId> {
+        #[allow(clippy::cast_possible_truncation)] // below SHARD_COUNT (256)
         let shard = shard as u8;
         match kind {
             NodeKind::Empty => ViewNode::Empty,

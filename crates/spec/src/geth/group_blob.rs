@@ -145,9 +145,11 @@ impl GroupBlob {
             covered_until = position + span;
             let mut entry_hash = [0u8; 32];
             entry_hash.copy_from_slice(hash);
+            #[allow(clippy::cast_possible_truncation)] // position < 2^g <= 256
+            let bits = (position / span) as u8;
             entries.push(GroupEntry {
                 depth,
-                bits: (position / span) as u8,
+                bits,
                 hash: entry_hash,
             });
         }

@@ -129,7 +129,7 @@ mod tests {
         for seed in 0u8..=255 {
             let mut m64 = [0u8; 64];
             for (i, b) in m64.iter_mut().enumerate() {
-                *b = seed.wrapping_mul(31).wrapping_add(i as u8);
+                *b = seed.wrapping_mul(31).wrapping_add(u8::try_from(i).unwrap());
             }
             assert_eq!(hash64(&m64), sha256(&m64));
             let m32: [u8; 32] = m64[..32].try_into().expect("32 bytes");

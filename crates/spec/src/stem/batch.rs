@@ -150,10 +150,11 @@ impl Scratch {
             self.lone.push(LoneLeaf {
                 prefix,
                 value,
-                sub_index: sub_index as u8,
+                sub_index: (sub_index & 0xff) as u8, // pushed from a u8 above
             });
             self.lone_at.push(at);
         } else {
+            #[allow(clippy::cast_possible_truncation)] // a stem holds at most 256 values
             self.counts.push(count as u16);
             self.prefixes.push(prefix);
             self.chunk_at.push(at);
@@ -196,8 +197,9 @@ impl Scratch {
                 .iter()
                 .zip(&self.values[first..end]);
             let root = subtree_root(leaves.map(|(&sub_index, value)| {
+                #[allow(clippy::expect_used)] // infallible: a `[u8; 32]` is 32 bytes
                 let value = <&B256>::try_from(value.as_slice()).expect("32 bytes");
-                (sub_index as u8, value)
+                ((sub_index & 0xff) as u8, value)
             }));
             first = end;
             let mut message = [0u8; 64];

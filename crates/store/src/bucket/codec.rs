@@ -27,7 +27,7 @@ use ubt_spec::key::{Stem, STEM_BYTES};
 
 use super::{Bucket, StemEntry, BUCKET_PREFIX_MAX, STEM_HASH_CACHE_MIN, SUB_COUNT};
 use crate::error::{Result, StoreError, Structure};
-use crate::format::{checksum, Reader, FORMAT_VERSION, TAG_BUCKET};
+use crate::format::{checksum, Reader, FORMAT_VERSION, FORMAT_VERSION_BYTE, TAG_BUCKET};
 use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 
@@ -57,15 +57,20 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
     let mut out = Vec::with_capacity(bucket.encoded_len());
     out.extend_from_slice(&[0u8; 4]);
     out.push(TAG_BUCKET);
-    out.push(FORMAT_VERSION as u8);
-    out.push(p as u8);
+    out.push(FORMAT_VERSION_BYTE);
+    out.push(bucket.prefix.len_byte());
     let mut codes = 0u8;
     for (sub, summary) in subs.iter().enumerate() {
         codes |= summary.occupancy.code() << (2 * sub);
     }
     out.push(codes);
-    out.extend_from_slice(&(bucket.stems.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(bucket.encoded_len() as u32).to_le_bytes());
+    // A bucket over BUCKET_BYTES_MAX is split; one that cannot be has a
+    // single stem or at most four (under a prefix of BUCKET_PREFIX_MAX).
+    #[allow(clippy::cast_possible_truncation)]
+    let (stem_count, encoded_len) = (bucket.stems.len() as u16, bucket.encoded_len() as u32);
+    debug_assert_eq!(usize::from(stem_count), bucket.stems.len());
+    out.extend_from_slice(&stem_count.to_le_bytes());
+    out.extend_from_slice(&encoded_len.to_le_bytes());
     out.extend_from_slice(&bucket.prefix.bytes()[..p.div_ceil(8)]);
     for summary in subs {
         if summary.occupancy != Occupancy::Empty {
@@ -74,6 +79,7 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
     }
     for entry in &bucket.stems {
         out.extend_from_slice(&entry.stem.0[p / 8..]);
+        #[allow(clippy::cast_possible_truncation)] // a stem holds 1..=256 values
         out.push((entry.count() - 1) as u8);
         if entry.count() <= INDEX_LIST_MAX {
             out.extend(entry.sub_indices());

@@ -114,6 +114,7 @@ impl Bucket {
     }
 
     /// `(sub_index, value)` pairs of `entry`, ascending.
+    #[cfg(feature = "fuzzing")]
     pub fn pairs_of<'a>(&'a self, entry: &'a StemEntry) -> impl Iterator<Item = (u8, &'a B256)> {
         entry.sub_indices().zip(self.values_of(entry))
     }
@@ -497,4 +498,5 @@ pub fn compute_stem_hash(entry: &StemEntry, values: &[B256]) -> Hash {
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests;

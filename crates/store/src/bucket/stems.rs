@@ -7,6 +7,14 @@ use std::ops::Range;
 use ubt_spec::hash::Hash;
 use ubt_spec::key::Stem;
 
+/// `index` into a bucket's values as stored. A bucket holds far fewer than
+/// 2^32 values: one over BUCKET_BYTES_MAX is split, and a block writes at
+/// most LAYER_OPS_MAX (~16.7 M).
+fn value_index(index: usize) -> u32 {
+    debug_assert!(u32::try_from(index).is_ok(), "value index {index}");
+    u32::try_from(index).unwrap_or(u32::MAX)
+}
+
 /// A stem of a [`super::Bucket`]. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct StemEntry {
@@ -30,7 +38,7 @@ impl StemEntry {
         StemEntry {
             stem,
             bitmap,
-            first: first as u32,
+            first: value_index(first),
             count: 1,
             hash: [0; 32],
             hash_known: false,
@@ -39,11 +47,12 @@ impl StemEntry {
 
     /// A stem from its presence bitmap (decoding).
     pub(crate) fn from_bitmap(stem: Stem, bitmap: [u64; 4], first: usize) -> StemEntry {
+        #[allow(clippy::cast_possible_truncation)] // at most 256 bits are set
         let count = bitmap.iter().map(|w| w.count_ones()).sum::<u32>() as u16;
         StemEntry {
             stem,
             bitmap,
-            first: first as u32,
+            first: value_index(first),
             count,
             hash: [0; 32],
             hash_known: false,
@@ -66,16 +75,11 @@ impl StemEntry {
     }
 
     pub(crate) fn set_first(&mut self, first: usize) {
-        self.first = first as u32;
+        self.first = value_index(first);
     }
 
     pub(crate) fn shift_first(&mut self, by: i32) {
         self.first = self.first.wrapping_add_signed(by);
-    }
-
-    /// The presence bitmap as four little-endian words.
-    pub fn bitmap(&self) -> &[u64; 4] {
-        &self.bitmap
     }
 
     /// Whether `sub_index` is present.
@@ -120,7 +124,9 @@ impl StemEntry {
                 (bits != 0).then(|| {
                     let bit = bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    (word * 64 + bit) as u8
+                    #[allow(clippy::cast_possible_truncation)] // word < 4, bit < 64
+                    let sub_index = (word * 64 + bit) as u8;
+                    sub_index
                 })
             })
         })

@@ -248,7 +248,7 @@ pub fn wal_replay(data: &[u8]) -> Result<(), Finding> {
     let epoch = u64::from(rest.first().copied().unwrap_or(0));
     let base_seq = u64::from(rest.get(1).copied().unwrap_or(0));
     let mut log = rest.get(2..).unwrap_or_default().to_vec();
-    let start = wal::RECORDS_START as usize;
+    let start = wal::RECORDS_START_INDEX;
     if control & 1 != 0 {
         let mut at = start;
         while let Some(len) = u32_at(&log, at + 8) {

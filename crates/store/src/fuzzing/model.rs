@@ -259,11 +259,13 @@ impl Run {
         let mut writes: Vec<(B256, B256)> = (0..count)
             .map(|i| {
                 let key = if i % 4 == 0 {
-                    small_key((i / 4) as u8 ^ arg)
+                    small_key((i / 4).to_le_bytes()[0] ^ arg)
                 } else {
-                    wide_key(start.wrapping_add((i as u16).wrapping_mul(131)))
+                    #[allow(clippy::cast_possible_truncation)] // i < count <= 1,036
+                    let i = i as u16;
+                    wide_key(start.wrapping_add(i.wrapping_mul(131)))
                 };
-                let value = self.value(arg.wrapping_add(i as u8));
+                let value = self.value(arg.wrapping_add(i.to_le_bytes()[0]));
                 (key, value)
             })
             .collect();

@@ -66,7 +66,8 @@ fn database() -> Option<(Vec<u8>, Vec<u8>, Vec<u8>)> {
         (0..n)
             .map(|i| {
                 let k = key((b * 31 + i * 7) % 600);
-                (k, B256::from(sha256(&[b as u8, i as u8])))
+                let low_bytes = [(b & 0xff) as u8, (i & 0xff) as u8];
+                (k, B256::from(sha256(&low_bytes)))
             })
             .collect()
     };
@@ -92,7 +93,7 @@ fn database() -> Option<(Vec<u8>, Vec<u8>, Vec<u8>)> {
 }
 
 fn bytes_of<'a>(data: &'a [u8], at: &Extent) -> Option<&'a [u8]> {
-    data.get(at.offset as usize..at.end() as usize)
+    data.get(usize::try_from(at.offset).ok()?..usize::try_from(at.end()).ok()?)
 }
 
 /// Every seed input.
@@ -166,7 +167,9 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
             continue;
         };
         if let Ok(decoded) = Meta::decode(bytes, slot) {
-            seeds.meta_slot.push(with((slot as u8) << 1, bytes));
+            #[allow(clippy::cast_possible_truncation)] // slot < META_SLOTS (4)
+            let control = (slot as u8) << 1;
+            seeds.meta_slot.push(with(control, bytes));
             if newest.is_none_or(|m| m.generation < decoded.generation) {
                 newest = Some(decoded);
             }
@@ -199,7 +202,7 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
             }
             let mut child = Some(prefix);
             for bit in (0..rel).rev() {
-                child = child.and_then(|c| c.child(((index >> bit) & 1) as u8));
+                child = child.and_then(|c| c.child(u8::from((index >> bit) & 1 == 1)));
             }
             if let Some(child) = child {
                 queue.push((child, extent));
@@ -211,7 +214,7 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
             .revert_segment
             .extend(bytes_of(data, &at).map(|b| with(0, b)));
     }
-    let mut at = wal::RECORDS_START as usize;
+    let mut at = wal::RECORDS_START_INDEX;
     while let Some(record) = wal_bytes.get(at..).and_then(wal::decode) {
         let len = record.encoded_len();
         seeds.wal_record.push(with(0, &wal_bytes[at..at + len]));
@@ -219,17 +222,23 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
     }
     // The log's header marks: both slots as a log's first bytes, and each
     // slot alone (the control byte naming it).
-    let marks = &wal_bytes[..wal_bytes.len().min(wal::RECORDS_START as usize)];
+    let marks = &wal_bytes[..wal_bytes.len().min(wal::RECORDS_START_INDEX)];
     seeds.wal_mark.push(with(0, marks));
     for (slot, bytes) in marks.chunks_exact(wal::MARK_BYTES).enumerate() {
-        seeds.wal_mark.push(with((slot as u8) << 1, bytes));
+        #[allow(clippy::cast_possible_truncation)] // two slots
+        let control = (slot as u8) << 1;
+        seeds.wal_mark.push(with(control, bytes));
     }
-    let mut replay = vec![0, newest.generation as u8, newest.commit_seq as u8];
+    let low = |x: u64| (x & 0xff) as u8;
+    let mut replay = vec![0, low(newest.generation), low(newest.commit_seq)];
     replay.extend_from_slice(wal_bytes);
     seeds.wal_replay.push(replay);
     let mut image = vec![0u8];
     for file in [meta, data] {
-        image.extend_from_slice(&(file.len() as u32).to_le_bytes());
+        let Ok(len) = u32::try_from(file.len()) else {
+            return;
+        };
+        image.extend_from_slice(&len.to_le_bytes());
         image.extend_from_slice(file);
     }
     image.extend_from_slice(wal_bytes);

@@ -90,12 +90,13 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ubt_spec::rng::SplitMix64;
+
 use super::{DirLock, ReadBackendKind, StoreDir, StoreFile};
 
 mod crash;
 
 pub use crash::CrashMode;
-use crash::SplitMix64;
 
 /// The sector size of the simulated disk: torn writes land in whole
 /// sectors of this many bytes (aligned to file offsets).
@@ -175,9 +176,16 @@ impl PendingOp {
     fn apply(&self, image: &mut Vec<u8>) {
         match self {
             PendingOp::Write { offset, data } => apply_write(image, *offset, data),
-            PendingOp::SetLen(len) => image.resize(*len as usize, 0),
+            PendingOp::SetLen(len) => image.resize(to_index(*len), 0),
         }
     }
+}
+
+/// An offset or length in a simulated file as an index (saturating: an
+/// index past every file). Offsets are at most [`MAX_FILE_LEN`], which a
+/// 64-bit `usize` holds.
+fn to_index(offset: u64) -> usize {
+    usize::try_from(offset).unwrap_or(usize::MAX)
 }
 
 /// Writes `data` at `offset`, zero-filling any gap past the end. Offsets
@@ -186,7 +194,7 @@ fn apply_write(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
     if data.is_empty() {
         return;
     }
-    let start = offset as usize;
+    let start = to_index(offset);
     let end = start + data.len();
     if image.len() < end {
         image.resize(end, 0);
@@ -261,8 +269,8 @@ impl FileState {
                 let lo = offset.max(*w_off);
                 let hi = end.min(w_end);
                 if lo < hi {
-                    data[(lo - *w_off) as usize..(hi - *w_off) as usize]
-                        .copy_from_slice(&bytes[(lo - offset) as usize..(hi - offset) as usize]);
+                    data[to_index(lo - *w_off)..to_index(hi - *w_off)]
+                        .copy_from_slice(&bytes[to_index(lo - offset)..to_index(hi - offset)]);
                 }
             }
         }
@@ -581,7 +589,7 @@ impl SimDir {
         }
         let mut disk = self.lock();
         let file = disk.file_mut(name)?;
-        let offset = byte_offset as usize;
+        let offset = to_index(byte_offset);
         if byte_offset >= file.durable.len() as u64 && byte_offset >= file.live.len() as u64 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -604,7 +612,7 @@ impl SimDir {
                 } = op
                 {
                     if byte_offset >= *w_off && byte_offset - *w_off < data.len() as u64 {
-                        data[(byte_offset - *w_off) as usize] ^= mask;
+                        data[to_index(byte_offset - *w_off)] ^= mask;
                     }
                 }
             }
@@ -832,7 +840,7 @@ impl StoreFile for SimFile {
         let live = &disk.files[self.index].live;
         match offset.checked_add(buf.len() as u64) {
             Some(end) if end <= live.len() as u64 => {
-                buf.copy_from_slice(&live[offset as usize..end as usize]);
+                buf.copy_from_slice(&live[to_index(offset)..to_index(end)]);
                 Ok(())
             }
             _ => Err(io::Error::new(
@@ -888,7 +896,7 @@ impl StoreFile for SimFile {
         disk.check_writable_media()?;
         checked_end(len, 0)?;
         let file = &mut disk.files[self.index];
-        file.live.resize(len as usize, 0);
+        file.live.resize(to_index(len), 0);
         file.push_pending(PendingOp::SetLen(len));
         disk.record(op, Some(self.index), SimEventKind::SetLen { len });
         Ok(())
@@ -906,6 +914,7 @@ impl StoreFile for SimFile {
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests;
 
 #[cfg(test)]

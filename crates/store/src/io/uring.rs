@@ -288,6 +288,7 @@ impl Batch<'_> {
             return false;
         };
         let remaining = slot.buf.len() - slot.filled;
+        #[allow(clippy::cast_possible_truncation)] // at most MAX_CHUNK (1 GiB)
         let len = remaining.min(MAX_CHUNK) as u32;
         // `filled < buf.len()`, so the pointer stays inside the buffer and
         // `len` bytes from it fit in the buffer.
@@ -321,7 +322,9 @@ impl Batch<'_> {
         };
         for cqe in ring.completion() {
             self.in_flight = self.in_flight.saturating_sub(1);
-            completions.push((cqe.user_data() as usize, cqe.result()));
+            #[allow(clippy::cast_possible_truncation)] // the slot id `push` stored
+            let id = cqe.user_data() as usize;
+            completions.push((id, cqe.result()));
         }
     }
 
@@ -423,6 +426,7 @@ fn eof() -> io::Error {
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
 

@@ -7,6 +7,7 @@
 //! If a read or decode fails, every bucket is put back as it was and the
 //! error is returned: a failed apply changes nothing.
 
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -16,12 +17,13 @@ use ubt_spec::key::{sub_index, Stem};
 use super::read::block_location;
 use super::{BucketSlot, Counters, Store};
 use crate::bucket::{codec, Bucket};
+use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
-use crate::io::ReadRequest;
+use crate::io::{ReadRequest, StoreFile};
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::BucketId;
+use crate::upper::{id_of, BucketId};
 
 /// Where the time of the last [`Store::apply`] went, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -139,6 +141,133 @@ fn decode_and_process(
     Ok(process(Box::new(bucket), writes, 0))
 }
 
+/// Writes to one bucket: the bucket and the range of its writes.
+type Group = (BucketId, Range<usize>);
+
+/// What the reads and the tasks of one apply produced.
+struct Processed {
+    /// Each group's work, or its error (`None`: its read never completed).
+    results: Vec<Mutex<Option<Result<Work>>>>,
+    bucket_reads: usize,
+    read_bytes: u64,
+    /// When the last read completed, if there were reads.
+    last_read: Option<Instant>,
+}
+
+/// Issues the reads of the groups whose bucket is not at hand and processes
+/// every group on the thread pool: those at hand at once (in chunks), the
+/// others as their reads complete.
+fn process_groups(
+    data: &dyn StoreFile,
+    cache: &BucketCache,
+    inputs: Vec<Input>,
+    targets: &[Target],
+    groups: &[Group],
+    ordered: &[(B256, Option<B256>)],
+) -> Processed {
+    let results: Vec<Mutex<Option<Result<Work>>>> =
+        (0..groups.len()).map(|_| Mutex::new(None)).collect();
+    let mut requests = Vec::new();
+    let mut request_groups = Vec::new();
+    let mut last_read = None;
+    let mut read_bytes = 0u64;
+    rayon::scope(|scope| {
+        let results = &results;
+        // Buckets already at hand go to the pool in chunks (one task per
+        // bucket would cost more than a small bucket's work).
+        let mut at_hand: Vec<(usize, Input)> = Vec::new();
+        for (index, input) in inputs.into_iter().enumerate() {
+            match input {
+                Input::Read(extent) => {
+                    requests.push(ReadRequest {
+                        offset: extent.offset,
+                        len: extent.byte_len(),
+                    });
+                    request_groups.push(index);
+                }
+                ready => at_hand.push((index, ready)),
+            }
+        }
+        let chunk = at_hand
+            .len()
+            .div_ceil(rayon::current_num_threads() * 4)
+            .max(1);
+        let mut at_hand = at_hand.into_iter().peekable();
+        while at_hand.peek().is_some() {
+            let tasks: Vec<(usize, Input)> = at_hand.by_ref().take(chunk).collect();
+            scope.spawn(move |_| {
+                for (index, input) in tasks {
+                    let range = groups[index].1.clone();
+                    let work = match input {
+                        Input::Ready(bucket, memory) => {
+                            Ok(process(bucket, &ordered[range], memory))
+                        }
+                        Input::Bytes(bytes) => {
+                            decode_and_process(&bytes, &targets[index], &ordered[range])
+                        }
+                        Input::Read(_) => unreachable!("reads are issued below"),
+                    };
+                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                }
+            });
+        }
+        data.read_batch_each(&requests, &mut |request, result| {
+            let index = request_groups[request];
+            last_read = Some(Instant::now());
+            match result {
+                Ok(bytes) => {
+                    read_bytes += bytes.len() as u64;
+                    let bytes: Arc<[u8]> = Arc::from(bytes);
+                    let (bucket, _) = groups[index];
+                    if let Some(extent) = targets[index].extent {
+                        cache.insert(bucket, extent, Arc::clone(&bytes));
+                    }
+                    let range = groups[index].1.clone();
+                    scope.spawn(move |_| {
+                        let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
+                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                    });
+                }
+                Err(error) => {
+                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Err(StoreError::io("reading buckets")(error)));
+                }
+            }
+        });
+    });
+    Processed {
+        results,
+        bucket_reads: requests.len(),
+        read_bytes,
+        last_read,
+    }
+}
+
+/// Each group's work, and the first error if any group failed (its work
+/// is then `None`).
+fn collect_works(
+    results: Vec<Mutex<Option<Result<Work>>>>,
+) -> (Vec<Option<Work>>, Option<StoreError>) {
+    let mut works = Vec::with_capacity(results.len());
+    let mut first_error = None;
+    for result in results {
+        match result.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(work)) => works.push(Some(work)),
+            Some(Err(error)) => {
+                first_error.get_or_insert(error);
+                works.push(None);
+            }
+            None => {
+                first_error.get_or_insert(StoreError::io("reading buckets")(
+                    std::io::Error::other("a bucket read never completed"),
+                ));
+                works.push(None);
+            }
+        }
+    }
+    (works, first_error)
+}
+
 impl Store {
     /// Applies sets (`Some`) and deletes (`None`) in order to the tip and
     /// returns each write's previous value, in application order. Used by
@@ -152,22 +281,82 @@ impl Store {
             return Ok(Vec::new());
         }
         let started = Instant::now();
-        // Group the writes by bucket, keeping their order within a bucket.
+        let (ordered, groups) = self.group_by_bucket(writes);
+        let (inputs, targets) = self.take_inputs(&groups);
+        let located_at = Instant::now();
+        let processed = process_groups(
+            self.tree.data.as_ref(),
+            &self.tree.cache,
+            inputs,
+            &targets,
+            &groups,
+            &ordered,
+        );
+        let hashed_at = Instant::now();
+        let bucket_reads = processed.bucket_reads as u64;
+        Counters::add(&self.counters.bucket_reads, bucket_reads);
+        Counters::add(&self.counters.bucket_read_bytes, processed.read_bytes);
+        let (works, first_error) = collect_works(processed.results);
+        if let Some(error) = first_error {
+            self.roll_back_failed_apply(&groups, works);
+            return Err(error);
+        }
+        let buckets_touched = works.len() as u64;
+        let mut undo = Vec::with_capacity(writes.len());
+        for ((bucket, _), work) in groups.iter().zip(works) {
+            if let Some(work) = work {
+                undo.extend(self.integrate(*bucket, work));
+            }
+        }
+        self.tree.root = self.tree.trie.rehash().hash;
+        let micros = |from: Instant, to: Instant| {
+            u64::try_from(to.duration_since(from).as_micros()).unwrap_or(u64::MAX)
+        };
+        let last_read = processed
+            .last_read
+            .map_or(located_at, |t| t.max(located_at));
+        self.last_apply = ApplyTiming {
+            writes: writes.len() as u64,
+            buckets_touched,
+            buckets_read: bucket_reads,
+            locate_us: micros(started, located_at),
+            read_us: micros(located_at, last_read),
+            hash_tail_us: micros(last_read, hashed_at),
+            upper_us: micros(hashed_at, Instant::now()),
+        };
+        Ok(undo)
+    }
+
+    /// The writes sorted by bucket (in write order within a bucket) and
+    /// their groups, one per bucket.
+    fn group_by_bucket(
+        &self,
+        writes: &[(B256, Option<B256>)],
+    ) -> (Vec<(B256, Option<B256>)>, Vec<Group>) {
+        // A batch is one block or one replayed WAL layer (a record is at
+        // most 1 GiB, 32 bytes or more per write), so its indices fit a u32.
+        debug_assert!(u32::try_from(writes.len()).is_ok());
+        #[allow(clippy::cast_possible_truncation)]
         let mut located: Vec<(BucketId, u32)> = writes
             .iter()
             .enumerate()
             .map(|(index, (key, _))| (self.tree.trie.locate(&Stem::of_key(key)).1, index as u32))
             .collect();
         located.sort_unstable();
-        let ordered: Vec<(B256, Option<B256>)> =
-            located.iter().map(|(_, i)| writes[*i as usize]).collect();
-        let mut groups: Vec<(BucketId, std::ops::Range<usize>)> = Vec::new();
+        let ordered = located.iter().map(|(_, i)| writes[*i as usize]).collect();
+        let mut groups: Vec<Group> = Vec::new();
         for (position, (bucket, _)) in located.iter().enumerate() {
             match groups.last_mut() {
                 Some((last, range)) if last == bucket => range.end = position + 1,
                 _ => groups.push((*bucket, position..position + 1)),
             }
         }
+        (ordered, groups)
+    }
+
+    /// Takes each group's bucket out of the tip: in memory, cached bytes,
+    /// or an extent to read (after any prefetch of it has landed).
+    fn take_inputs(&mut self, groups: &[Group]) -> (Vec<Input>, Vec<Target>) {
         // Buckets a prefetch is still reading: wait for them, not read twice.
         let on_disk: Vec<BucketId> = groups
             .iter()
@@ -177,7 +366,7 @@ impl Store {
         self.tree.prefetcher.inflight.wait_for(&on_disk);
         let mut inputs: Vec<Input> = Vec::with_capacity(groups.len());
         let mut targets: Vec<Target> = Vec::with_capacity(groups.len());
-        for (bucket, _) in &groups {
+        for (bucket, _) in groups {
             let slot = &mut self.tree.buckets[*bucket as usize];
             targets.push(Target {
                 prefix: slot.prefix,
@@ -199,137 +388,13 @@ impl Store {
                 (None, None) => Input::Ready(Box::new(Bucket::new(slot.prefix)), 0),
             });
         }
-        let located_at = Instant::now();
-
-        let results: Vec<Mutex<Option<Result<Work>>>> =
-            (0..groups.len()).map(|_| Mutex::new(None)).collect();
-        let mut requests = Vec::new();
-        let mut request_groups = Vec::new();
-        let mut last_read = located_at;
-        let mut read_bytes = 0u64;
-        let data = Arc::clone(&self.tree.data);
-        let cache = &self.tree.cache;
-        rayon::scope(|scope| {
-            let results = &results;
-            let ordered = &ordered;
-            let groups = &groups;
-            let targets = &targets;
-            // Buckets already at hand go to the pool in chunks (one task per
-            // bucket would cost more than a small bucket's work).
-            let mut at_hand: Vec<(usize, Input)> = Vec::new();
-            for (index, input) in inputs.into_iter().enumerate() {
-                match input {
-                    Input::Read(extent) => {
-                        requests.push(ReadRequest {
-                            offset: extent.offset,
-                            len: extent.byte_len(),
-                        });
-                        request_groups.push(index);
-                    }
-                    ready => at_hand.push((index, ready)),
-                }
-            }
-            let chunk = at_hand
-                .len()
-                .div_ceil(rayon::current_num_threads() * 4)
-                .max(1);
-            let mut at_hand = at_hand.into_iter().peekable();
-            while at_hand.peek().is_some() {
-                let tasks: Vec<(usize, Input)> = at_hand.by_ref().take(chunk).collect();
-                scope.spawn(move |_| {
-                    for (index, input) in tasks {
-                        let range = groups[index].1.clone();
-                        let work = match input {
-                            Input::Ready(bucket, memory) => {
-                                Ok(process(bucket, &ordered[range], memory))
-                            }
-                            Input::Bytes(bytes) => {
-                                decode_and_process(&bytes, &targets[index], &ordered[range])
-                            }
-                            Input::Read(_) => unreachable!("reads are issued below"),
-                        };
-                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
-                    }
-                });
-            }
-            data.read_batch_each(&requests, &mut |request, result| {
-                let index = request_groups[request];
-                last_read = Instant::now();
-                match result {
-                    Ok(bytes) => {
-                        read_bytes += bytes.len() as u64;
-                        let bytes: Arc<[u8]> = Arc::from(bytes);
-                        let (bucket, _) = groups[index];
-                        if let Some(extent) = targets[index].extent {
-                            cache.insert(bucket, extent, Arc::clone(&bytes));
-                        }
-                        let range = groups[index].1.clone();
-                        scope.spawn(move |_| {
-                            let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
-                            *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
-                        });
-                    }
-                    Err(error) => {
-                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
-                            Some(Err(StoreError::io("reading buckets")(error)));
-                    }
-                }
-            });
-        });
-        let hashed_at = Instant::now();
-        Counters::add(&self.counters.bucket_reads, requests.len() as u64);
-        Counters::add(&self.counters.bucket_read_bytes, read_bytes);
-
-        let mut works = Vec::with_capacity(groups.len());
-        let mut first_error = None;
-        for result in results {
-            match result.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                Some(Ok(work)) => works.push(Some(work)),
-                Some(Err(error)) => {
-                    first_error.get_or_insert(error);
-                    works.push(None);
-                }
-                None => {
-                    first_error.get_or_insert(StoreError::io("reading buckets")(
-                        std::io::Error::other("a bucket read never completed"),
-                    ));
-                    works.push(None);
-                }
-            }
-        }
-        if let Some(error) = first_error {
-            self.roll_back_failed_apply(&groups, works);
-            return Err(error);
-        }
-        let buckets_touched = works.len() as u64;
-        let mut undo = Vec::with_capacity(writes.len());
-        for ((bucket, _), work) in groups.iter().zip(works) {
-            if let Some(work) = work {
-                undo.extend(self.integrate(*bucket, work));
-            }
-        }
-        self.tree.root = self.tree.trie.rehash().hash;
-        let micros = |from: Instant, to: Instant| to.duration_since(from).as_micros() as u64;
-        self.last_apply = ApplyTiming {
-            writes: writes.len() as u64,
-            buckets_touched,
-            buckets_read: requests.len() as u64,
-            locate_us: micros(started, located_at),
-            read_us: micros(located_at, last_read.max(located_at)),
-            hash_tail_us: micros(last_read.max(located_at), hashed_at),
-            upper_us: micros(hashed_at, Instant::now()),
-        };
-        Ok(undo)
+        (inputs, targets)
     }
 
     /// After a failed load: buckets that were in memory get their writes
     /// undone and go back (split or not: splitting changes no content);
     /// buckets loaded for this apply are dropped.
-    fn roll_back_failed_apply(
-        &mut self,
-        groups: &[(BucketId, std::ops::Range<usize>)],
-        works: Vec<Option<Work>>,
-    ) {
+    fn roll_back_failed_apply(&mut self, groups: &[Group], works: Vec<Option<Work>>) {
         for ((bucket, _), work) in groups.iter().zip(works) {
             let Some(mut work) = work else { continue };
             let was_in_memory =
@@ -409,7 +474,7 @@ impl Store {
                     extent: None,
                     dirty: None,
                 });
-                (self.tree.buckets.len() - 1) as BucketId
+                id_of(self.tree.buckets.len() - 1)
             };
             ids.push(id);
             plan.push((*piece.prefix(), id, *summary));

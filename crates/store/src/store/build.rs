@@ -22,7 +22,7 @@ use crate::io::StoreDir;
 use crate::options::Options;
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie};
+use crate::upper::{depth_byte, id_of, BucketId, Link, NodeId, PageState, UpperNode, UpperTrie};
 
 /// Buckets hashed and written per parallel batch.
 const BATCH_BUCKETS: usize = 4096;
@@ -197,14 +197,14 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
         self.nodes.push(UpperNode {
             summary: Summary::EMPTY,
             link,
-            depth: depth as u8,
+            depth: depth_byte(depth),
             stale: true,
             page: is_page_root.then_some(PageState {
                 extent: None,
                 dirty: true,
             }),
         });
-        (self.nodes.len() - 1) as NodeId
+        id_of(self.nodes.len() - 1)
     }
 
     /// Builds the subtree at `prefix` into `node` (already pushed).
@@ -225,7 +225,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                     bucket.push_stem(&entry, &values);
                 }
                 bucket.finish_bulk();
-                let id = self.buckets.len() as BucketId;
+                let id = id_of(self.buckets.len());
                 self.buckets.push(BucketSlot {
                     prefix,
                     leaf: node,

@@ -302,6 +302,8 @@ impl Store {
             );
             let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
             let offset = packer.append(&mut self.tree.alloc, writer, &bytes)?;
+            // A page is a few KiB (`page::encode`).
+            #[allow(clippy::cast_possible_truncation)]
             let written = Extent {
                 offset,
                 len: bytes.len() as u32,

@@ -87,7 +87,7 @@ impl Store {
     /// layer on top of the tip and returns its root. Nothing reaches the
     /// disk until [`Store::persist`] or [`Store::commit`].
     ///
-    /// A block holds at most [`wal::LAYER_OPS_MAX`] writes (one WAL record
+    /// A block holds at most [`LAYER_OPS_MAX`](crate::LAYER_OPS_MAX) writes (one WAL record
     /// must hold it); a larger one fails with
     /// [`StoreError::BlockTooLarge`] before anything changes.
     pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
@@ -144,7 +144,7 @@ impl Store {
     }
 
     /// Makes the layers up to the newest one whose root is `root` durable,
-    /// as one WAL record (synced in [`SyncMode::Always`]); newer layers stay
+    /// as one WAL record (synced in [`SyncMode::Always`](crate::SyncMode::Always)); newer layers stay
     /// in memory. Checkpoints when changed buckets or the WAL exceed their
     /// budgets.
     ///

@@ -110,9 +110,9 @@ pub struct IoCounters {
 /// An open database. See the module documentation.
 ///
 /// Three owned parts hold the state, each with its own invariants: the
-/// [`tree`] (buckets, upper trie, data file: the tip), the [`history`]
+/// `tree` (buckets, upper trie, data file: the tip), the `history`
 /// (layers and revert window, and the durable root they lead to) and the
-/// [`durable`] state (WAL and checkpoint). `Store` orchestrates them and
+/// `durable` state (WAL and checkpoint). `Store` orchestrates them and
 /// owns the handle's health: a failure part-way through an operation
 /// poisons it.
 #[derive(Debug)]

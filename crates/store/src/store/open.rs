@@ -29,7 +29,7 @@ use crate::error::{Result, StoreError, Structure};
 use crate::format::{Extent, BLOCK_BYTES};
 use crate::io::os::OsDir;
 use crate::io::os::LOCK_FILE;
-use crate::io::{ReadRequest, StoreDir, StoreFile};
+use crate::io::{DirLock, ReadRequest, StoreDir, StoreFile};
 use crate::meta::{choose, Choice, Meta, SlotState, META_SLOTS, META_SLOT_BYTES};
 use crate::options::{Options, DEFAULT_GROUP_DEPTH};
 use crate::prefix::Prefix;
@@ -67,30 +67,9 @@ impl Store {
             .map_err(StoreError::io("listing the database directory"))?;
         let has_meta = names.iter().any(|n| n == META_FILE);
         if !has_meta {
-            let ours = [META_FILE, DATA_FILE, WAL_FILE, LOCK_FILE];
-            if names.iter().any(|n| !ours.contains(&n.as_str())) {
-                return Err(StoreError::NotADatabase(dir.describe()));
-            }
-            if !data_files_empty(dir.as_ref(), &names)? {
-                return Err(StoreError::corrupted(
-                    Structure::Meta,
-                    META_FILE,
-                    "the meta file is missing but the data file or WAL holds data",
-                ));
-            }
-            if !create_if_missing {
-                return Err(StoreError::NotFound(dir.describe()));
-            }
+            check_without_meta(dir.as_ref(), &names, create_if_missing)?;
         }
-        let lock = if read_only {
-            dir.lock_shared()
-        } else {
-            dir.lock_exclusive()
-        }
-        .map_err(|error| match error.kind() {
-            std::io::ErrorKind::WouldBlock => StoreError::Locked(dir.describe()),
-            _ => StoreError::io("locking the database directory")(error),
-        })?;
+        let lock = lock_directory(dir.as_ref(), read_only)?;
         let open_file = |name: &str| {
             if read_only {
                 dir.open_file_read_only(name)
@@ -104,26 +83,8 @@ impl Store {
         } else {
             Choice::Uncreated
         };
-        let (meta, meta_slot_damaged) = match choice {
-            Choice::Current(meta, damaged) => (meta, damaged),
-            Choice::Uncreated | Choice::Lost(_) if data_files_empty(dir.as_ref(), &names)? => {
-                // A creation that never completed: nothing was ever committed.
-                if !create_if_missing {
-                    return Err(StoreError::NotFound(dir.describe()));
-                }
-                (create(dir.as_ref(), &options)?, false)
-            }
-            Choice::Uncreated => {
-                return Err(StoreError::corrupted(
-                    Structure::Meta,
-                    META_FILE,
-                    "the meta file is blank but the data file or WAL holds data",
-                ))
-            }
-            Choice::Lost(why) => {
-                return Err(StoreError::corrupted(Structure::Meta, META_FILE, why))
-            }
-        };
+        let (meta, meta_slot_damaged) =
+            checkpoint_or_create(choice, dir.as_ref(), &names, create_if_missing, &options)?;
         if let Some(requested) = options.group_depth {
             if requested != meta.group_depth {
                 return Err(StoreError::GroupDepthMismatch {
@@ -147,19 +108,7 @@ impl Store {
                     .map_err(StoreError::io("syncing the database files before recovery"))?;
             }
         }
-        let data_len = data
-            .len()
-            .map_err(StoreError::io("reading the data file length"))?;
-        if data_len < meta.data_blocks * BLOCK_BYTES as u64 {
-            return Err(StoreError::corrupted(
-                Structure::Meta,
-                META_FILE,
-                format!(
-                    "data file is {data_len} bytes, checkpoint needs {}",
-                    meta.data_blocks * BLOCK_BYTES as u64
-                ),
-            ));
-        }
+        check_data_len(data.as_ref(), &meta)?;
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
         let whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
         let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
@@ -304,6 +253,82 @@ fn file_error(error: std::io::Error, during: &'static str) -> StoreError {
     }
 }
 
+/// Without a meta file, the directory must hold nothing but empty
+/// database files, and may then be created.
+fn check_without_meta(dir: &dyn StoreDir, names: &[String], create_if_missing: bool) -> Result<()> {
+    let ours = [META_FILE, DATA_FILE, WAL_FILE, LOCK_FILE];
+    if names.iter().any(|n| !ours.contains(&n.as_str())) {
+        return Err(StoreError::NotADatabase(dir.describe()));
+    }
+    if !data_files_empty(dir, names)? {
+        return Err(StoreError::corrupted(
+            Structure::Meta,
+            META_FILE,
+            "the meta file is missing but the data file or WAL holds data",
+        ));
+    }
+    if !create_if_missing {
+        return Err(StoreError::NotFound(dir.describe()));
+    }
+    Ok(())
+}
+
+/// The directory's lock: shared for a read-only open, else exclusive.
+fn lock_directory(dir: &dyn StoreDir, read_only: bool) -> Result<Box<dyn DirLock>> {
+    if read_only {
+        dir.lock_shared()
+    } else {
+        dir.lock_exclusive()
+    }
+    .map_err(|error| match error.kind() {
+        std::io::ErrorKind::WouldBlock => StoreError::Locked(dir.describe()),
+        _ => StoreError::io("locking the database directory")(error),
+    })
+}
+
+/// The checkpoint to recover from, and whether a meta slot was damaged; a
+/// database whose creation never completed is created again.
+fn checkpoint_or_create(
+    choice: Choice,
+    dir: &dyn StoreDir,
+    names: &[String],
+    create_if_missing: bool,
+    options: &Options,
+) -> Result<(Meta, bool)> {
+    match choice {
+        Choice::Current(meta, damaged) => Ok((meta, damaged)),
+        Choice::Uncreated | Choice::Lost(_) if data_files_empty(dir, names)? => {
+            // A creation that never completed: nothing was ever committed.
+            if !create_if_missing {
+                return Err(StoreError::NotFound(dir.describe()));
+            }
+            Ok((create(dir, options)?, false))
+        }
+        Choice::Uncreated => Err(StoreError::corrupted(
+            Structure::Meta,
+            META_FILE,
+            "the meta file is blank but the data file or WAL holds data",
+        )),
+        Choice::Lost(why) => Err(StoreError::corrupted(Structure::Meta, META_FILE, why)),
+    }
+}
+
+/// The data file holds at least the checkpoint's blocks.
+fn check_data_len(data: &dyn StoreFile, meta: &Meta) -> Result<()> {
+    let data_len = data
+        .len()
+        .map_err(StoreError::io("reading the data file length"))?;
+    let needed = meta.data_blocks * BLOCK_BYTES as u64;
+    if data_len < needed {
+        return Err(StoreError::corrupted(
+            Structure::Meta,
+            META_FILE,
+            format!("data file is {data_len} bytes, checkpoint needs {needed}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads the four meta slots and chooses the current checkpoint
 /// ([`crate::meta::choose`]).
 fn read_meta(file: &dyn StoreFile) -> Result<Choice> {
@@ -311,7 +336,7 @@ fn read_meta(file: &dyn StoreFile) -> Result<Choice> {
         .len()
         .map_err(StoreError::io("reading the meta file length"))?;
     let mut bytes = vec![0u8; META_SLOTS * META_SLOT_BYTES];
-    let readable = (len as usize).min(bytes.len());
+    let readable = usize::try_from(len).map_or(bytes.len(), |len| len.min(bytes.len()));
     file.read_exact_at(&mut bytes[..readable], 0)
         .map_err(StoreError::io("reading the meta file"))?;
     let slots: [SlotState; META_SLOTS] =
@@ -499,7 +524,7 @@ fn add_page(
     // parent is always created before its children).
     let mut slot_nodes = vec![NodeId::MAX; page::slot_count(g)];
     for &(rel, index, entry) in &decoded.entries {
-        let id = nodes.len() as NodeId;
+        let id = NodeId::try_from(nodes.len()).map_err(|_| "more nodes than node ids")?;
         let depth = base_depth + rel;
         // Buckets are at most BUCKET_PREFIX_MAX bits deep, so internal
         // nodes at most one bit less.
@@ -509,7 +534,7 @@ fn add_page(
         let mut prefix = pending.prefix;
         for bit in (0..rel).rev() {
             prefix = prefix
-                .child(((index >> bit) & 1) as u8)
+                .child(u8::from((index >> bit) & 1 == 1))
                 .ok_or("a node deeper than a stem")?;
         }
         let parent = if rel == 1 {
@@ -528,7 +553,9 @@ fn add_page(
                 extent: entry.extent,
                 dirty: None,
             });
-            (Link::Leaf((buckets.len() - 1) as BucketId), None)
+            let bucket =
+                BucketId::try_from(buckets.len() - 1).map_err(|_| "more buckets than ids")?;
+            (Link::Leaf(bucket), None)
         } else if rel == usize::from(g) {
             // Decoding guarantees bottom-row internal nodes have a page.
             let page = entry.extent.map(|at| {
@@ -549,7 +576,7 @@ fn add_page(
         nodes.push(UpperNode {
             summary: entry.summary,
             link,
-            depth: depth as u8,
+            depth: u8::try_from(depth).map_err(|_| "a node deeper than a stem")?,
             stale: false,
             page,
         });

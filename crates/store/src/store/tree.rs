@@ -19,7 +19,7 @@ use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::cache::BucketCache;
 use crate::io::StoreFile;
 use crate::prefix::Prefix;
-use crate::upper::{BucketId, Link, NodeId, UpperTrie};
+use crate::upper::{id_of, BucketId, Link, NodeId, UpperTrie};
 
 /// See the module documentation.
 #[derive(Debug)]
@@ -59,8 +59,9 @@ impl Tree {
 
     /// The buckets changed since the last checkpoint, in id order.
     pub fn dirty_ids(&self) -> Vec<BucketId> {
-        (0..self.buckets.len() as BucketId)
-            .filter(|&id| self.buckets[id as usize].dirty.is_some())
+        (0..self.buckets.len())
+            .filter(|&index| self.buckets[index].dirty.is_some())
+            .map(id_of)
             .collect()
     }
 

@@ -12,7 +12,7 @@ use crate::error::{Result, StoreError};
 use crate::format::Extent;
 use crate::io::ReadRequest;
 use crate::summary::{combine, Summary};
-use crate::upper::{page, BucketId, Link};
+use crate::upper::{id_of, page, BucketId, Link};
 
 /// Buckets read and checked per batch.
 const VERIFY_BATCH: usize = 4096;
@@ -77,79 +77,9 @@ impl Store {
         self.check_readable()?;
         let mut report = VerifyReport::default();
         // Buckets: on disk (read in batches) or in memory.
-        let ids: Vec<BucketId> = (0..self.tree.buckets.len() as BucketId).collect();
+        let ids: Vec<BucketId> = (0..self.tree.buckets.len()).map(id_of).collect();
         for chunk in ids.chunks(VERIFY_BATCH) {
-            let on_disk: Vec<(BucketId, Extent)> = chunk
-                .iter()
-                .filter_map(|&id| {
-                    let slot = &self.tree.buckets[id as usize];
-                    (slot.dirty.is_none())
-                        .then_some(slot.extent.map(|at| (id, at)))
-                        .flatten()
-                })
-                .collect();
-            let requests: Vec<ReadRequest> = on_disk
-                .iter()
-                .map(|(_, at)| ReadRequest {
-                    offset: at.offset,
-                    len: at.byte_len(),
-                })
-                .collect();
-            let reads = self.tree.data.read_batch(&requests);
-            let mut loaded: Vec<(BucketId, Result<Bucket>)> = Vec::with_capacity(chunk.len());
-            for ((id, at), bytes) in on_disk.iter().zip(reads) {
-                let bytes = bytes.map_err(StoreError::io("reading buckets to verify"))?;
-                report.bytes_read += bytes.len() as u64;
-                loaded.push((*id, self.decode_fetched(*id, at, &bytes)));
-            }
-            for &id in chunk {
-                if let Some(contents) = &self.tree.buckets[id as usize].dirty {
-                    loaded.push((id, Ok((**contents).clone())));
-                }
-            }
-            let checked: Vec<(BucketId, u64, u64, Vec<String>)> = loaded
-                .into_par_iter()
-                .map(|(id, bucket)| match bucket {
-                    Err(error) => (id, 0, 0, vec![error.to_string()]),
-                    Ok(bucket) => {
-                        let (summary, mut problems) = recompute(&bucket);
-                        let leaf = self.tree.trie.node(self.tree.buckets[id as usize].leaf);
-                        if leaf.summary != summary {
-                            problems.push(format!(
-                                "bucket {:?}: recomputed hash differs from the one in the upper trie",
-                                bucket.prefix()
-                            ));
-                        }
-                        (id, bucket.stem_count() as u64, bucket.leaf_count() as u64, problems)
-                    }
-                })
-                .collect();
-            for (id, stems, leaves, problems) in checked {
-                report.buckets += 1;
-                report.stems += stems;
-                report.leaves += leaves;
-                let slot = &self.tree.buckets[id as usize];
-                for problem in problems {
-                    let location = slot
-                        .extent
-                        .map_or("memory".to_string(), |at| block_location(&at));
-                    report
-                        .problems
-                        .push(format!("bucket {:?} at {location}: {problem}", slot.prefix));
-                }
-            }
-            for &id in chunk {
-                let slot = &self.tree.buckets[id as usize];
-                if slot.dirty.is_none() && slot.extent.is_none() {
-                    report.buckets += 1;
-                    if self.tree.trie.node(slot.leaf).summary != Summary::EMPTY {
-                        report.problems.push(format!(
-                            "bucket {:?} has no extent but a non-empty hash",
-                            slot.prefix
-                        ));
-                    }
-                }
-            }
+            self.verify_buckets(chunk, &mut report)?;
         }
         self.verify_upper(&mut report)?;
         if report.stems != self.tree.stem_count || report.leaves != self.tree.leaf_count {
@@ -165,36 +95,121 @@ impl Store {
                 .problems
                 .push("root differs from the meta record's root".to_string());
         }
-        // The revert segment: what the checkpoint references for reverts.
+        self.verify_revert_segment(&mut report)?;
+        Ok(report)
+    }
+
+    /// One batch of buckets: those on disk read at once, every one
+    /// recomputed (in parallel) and compared with its leaf in the upper
+    /// trie.
+    fn verify_buckets(&self, chunk: &[BucketId], report: &mut VerifyReport) -> Result<()> {
+        let on_disk: Vec<(BucketId, Extent)> = chunk
+            .iter()
+            .filter_map(|&id| {
+                let slot = &self.tree.buckets[id as usize];
+                (slot.dirty.is_none())
+                    .then_some(slot.extent.map(|at| (id, at)))
+                    .flatten()
+            })
+            .collect();
+        let requests: Vec<ReadRequest> = on_disk
+            .iter()
+            .map(|(_, at)| ReadRequest {
+                offset: at.offset,
+                len: at.byte_len(),
+            })
+            .collect();
+        let reads = self.tree.data.read_batch(&requests);
+        let mut loaded: Vec<(BucketId, Result<Bucket>)> = Vec::with_capacity(chunk.len());
+        for ((id, at), bytes) in on_disk.iter().zip(reads) {
+            let bytes = bytes.map_err(StoreError::io("reading buckets to verify"))?;
+            report.bytes_read += bytes.len() as u64;
+            loaded.push((*id, self.decode_fetched(*id, at, &bytes)));
+        }
+        for &id in chunk {
+            if let Some(contents) = &self.tree.buckets[id as usize].dirty {
+                loaded.push((id, Ok((**contents).clone())));
+            }
+        }
+        let checked: Vec<(BucketId, u64, u64, Vec<String>)> = loaded
+            .into_par_iter()
+            .map(|(id, bucket)| match bucket {
+                Err(error) => (id, 0, 0, vec![error.to_string()]),
+                Ok(bucket) => {
+                    let (summary, mut problems) = recompute(&bucket);
+                    let leaf = self.tree.trie.node(self.tree.buckets[id as usize].leaf);
+                    if leaf.summary != summary {
+                        problems.push(format!(
+                            "bucket {:?}: recomputed hash differs from the one in the upper trie",
+                            bucket.prefix()
+                        ));
+                    }
+                    (
+                        id,
+                        bucket.stem_count() as u64,
+                        bucket.leaf_count() as u64,
+                        problems,
+                    )
+                }
+            })
+            .collect();
+        for (id, stems, leaves, problems) in checked {
+            report.buckets += 1;
+            report.stems += stems;
+            report.leaves += leaves;
+            let slot = &self.tree.buckets[id as usize];
+            for problem in problems {
+                let location = slot
+                    .extent
+                    .map_or("memory".to_string(), |at| block_location(&at));
+                report
+                    .problems
+                    .push(format!("bucket {:?} at {location}: {problem}", slot.prefix));
+            }
+        }
+        for &id in chunk {
+            let slot = &self.tree.buckets[id as usize];
+            if slot.dirty.is_none() && slot.extent.is_none() {
+                report.buckets += 1;
+                if self.tree.trie.node(slot.leaf).summary != Summary::EMPTY {
+                    report.problems.push(format!(
+                        "bucket {:?} has no extent but a non-empty hash",
+                        slot.prefix
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The revert segment: what the checkpoint references for reverts.
+    fn verify_revert_segment(&self, report: &mut VerifyReport) -> Result<()> {
         if let Some(reason) = &self.history.window_damaged {
             report.problems.push(format!("revert segment: {reason}"));
         }
-        if let Some(extent) = self.history.window_pending {
-            let mut bytes = vec![0u8; extent.byte_len()];
-            self.tree
-                .data
-                .read_exact_at(&mut bytes, extent.offset)
-                .map_err(StoreError::io("reading the revert segment to verify"))?;
-            report.bytes_read += bytes.len() as u64;
-            match crate::revert_log::decode_segment(
-                &bytes,
-                extent.crc,
-                &super::read::block_location(&extent),
-            ) {
-                Ok(window) => {
-                    if window
-                        .last()
-                        .is_some_and(|d| d.root != self.durable.meta.root.summary.hash)
-                    {
-                        report.problems.push(
-                            "revert segment: does not end at the checkpoint's root".to_string(),
-                        );
-                    }
+        let Some(extent) = self.history.window_pending else {
+            return Ok(());
+        };
+        let mut bytes = vec![0u8; extent.byte_len()];
+        self.tree
+            .data
+            .read_exact_at(&mut bytes, extent.offset)
+            .map_err(StoreError::io("reading the revert segment to verify"))?;
+        report.bytes_read += bytes.len() as u64;
+        match crate::revert_log::decode_segment(&bytes, extent.crc, &block_location(&extent)) {
+            Ok(window) => {
+                if window
+                    .last()
+                    .is_some_and(|d| d.root != self.durable.meta.root.summary.hash)
+                {
+                    report
+                        .problems
+                        .push("revert segment: does not end at the checkpoint's root".to_string());
                 }
-                Err(error) => report.problems.push(format!("revert segment: {error}")),
             }
+            Err(error) => report.problems.push(format!("revert segment: {error}")),
         }
-        Ok(report)
+        Ok(())
     }
 
     /// Upper-trie summaries and the pages' bytes.

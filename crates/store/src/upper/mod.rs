@@ -32,6 +32,22 @@ pub type BucketId = u32;
 /// The root node's id.
 pub const ROOT: NodeId = 0;
 
+/// The id of entry `index` of the node arena or the bucket table. Both are
+/// resident, and 2^32 entries (over 200 GiB of them) cannot be held, so
+/// every index fits a `u32` id.
+pub fn id_of(index: usize) -> u32 {
+    debug_assert!(u32::try_from(index).is_ok(), "index {index} past u32 ids");
+    #[allow(clippy::cast_possible_truncation)] // bounded by memory, see above
+    let id = index as u32;
+    id
+}
+
+/// A node depth as stored: at most a bucket prefix, 246 bits.
+pub(crate) fn depth_byte(depth: usize) -> u8 {
+    debug_assert!(depth <= crate::bucket::BUCKET_PREFIX_MAX);
+    u8::try_from(depth).unwrap_or(u8::MAX)
+}
+
 /// What a node is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Link {
@@ -75,21 +91,6 @@ pub struct UpperTrie {
 }
 
 impl UpperTrie {
-    /// A trie whose root is a leaf holding bucket 0.
-    pub fn new(group_depth: u8) -> UpperTrie {
-        debug_assert!((1..=8).contains(&group_depth));
-        UpperTrie {
-            nodes: vec![UpperNode {
-                summary: Summary::EMPTY,
-                link: Link::Leaf(0),
-                depth: 0,
-                stale: false,
-                page: None,
-            }],
-            group_depth,
-        }
-    }
-
     /// Builds a trie from nodes decoded from pages (see [`page`]).
     pub(crate) fn from_nodes(nodes: Vec<UpperNode>, group_depth: u8) -> UpperTrie {
         UpperTrie { nodes, group_depth }
@@ -218,11 +219,11 @@ impl UpperTrie {
     }
 
     fn push_leaf_placeholder(&mut self, depth: usize) -> NodeId {
-        let id = self.nodes.len() as NodeId;
+        let id = id_of(self.nodes.len());
         self.nodes.push(UpperNode {
             summary: Summary::EMPTY,
             link: Link::Leaf(BucketId::MAX),
-            depth: depth as u8,
+            depth: depth_byte(depth),
             stale: true,
             page: None,
         });
@@ -320,8 +321,9 @@ impl UpperTrie {
     /// Page roots whose page must be written, deepest first (children's
     /// references must be known before their parents are encoded).
     pub fn dirty_pages(&self) -> Vec<NodeId> {
-        let mut out: Vec<NodeId> = (0..self.nodes.len() as NodeId)
-            .filter(|&id| self.nodes[id as usize].page.is_some_and(|p| p.dirty))
+        let mut out: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&index| self.nodes[index].page.is_some_and(|p| p.dirty))
+            .map(id_of)
             .collect();
         out.sort_by_key(|&id| std::cmp::Reverse(self.nodes[id as usize].depth));
         out

@@ -26,7 +26,7 @@
 
 use super::{Link, NodeId, UpperTrie};
 use crate::error::{Result, StoreError, Structure};
-use crate::format::{checksum, Extent, Reader, EXTENT_BYTES, FORMAT_VERSION, TAG_TRIE_PAGE};
+use crate::format::{checksum, Extent, Reader, FORMAT_VERSION, FORMAT_VERSION_BYTE, TAG_TRIE_PAGE};
 use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 use crate::upper::BucketId;
@@ -98,19 +98,6 @@ impl Entry {
             extent,
         })
     }
-
-    /// Bytes of the encoding.
-    pub fn encoded_len(&self) -> usize {
-        1 + if self.summary.occupancy == Occupancy::Empty {
-            0
-        } else {
-            32
-        } + if self.extent.is_some() {
-            EXTENT_BYTES
-        } else {
-            0
-        }
-    }
 }
 
 /// Encodes the page rooted at `page_root` (an internal node at a depth
@@ -171,11 +158,13 @@ pub fn encode(
     let mut out = Vec::with_capacity(HEADER_BYTES + slots.div_ceil(8) + present.len() * 49);
     out.extend_from_slice(&[0u8; 4]);
     out.push(TAG_TRIE_PAGE);
-    out.push(FORMAT_VERSION as u8);
+    out.push(FORMAT_VERSION_BYTE);
     out.push(trie.group_depth());
-    out.push(prefix.len() as u8);
+    out.push(prefix.len_byte());
     out.extend_from_slice(&[0u8; 4]); // encoded length, patched below
-    out.extend_from_slice(&(present.len() as u16).to_le_bytes());
+    #[allow(clippy::cast_possible_truncation)] // at most one entry per slot, 510 at G = 8
+    let entries = present.len() as u16;
+    out.extend_from_slice(&entries.to_le_bytes());
     out.extend_from_slice(prefix.bytes());
     let mut bitmap = vec![0u8; slots.div_ceil(8)];
     for (slot, _) in &present {
@@ -185,6 +174,8 @@ pub fn encode(
     for (_, entry) in &present {
         entry.encode_into(&mut out);
     }
+    // A few KiB: the header and at most 510 entries of 49 bytes.
+    #[allow(clippy::cast_possible_truncation)]
     let len = out.len() as u32;
     out[8..12].copy_from_slice(&len.to_le_bytes());
     let crc = checksum(&out[4..]);

@@ -10,36 +10,13 @@ use ubt_store::io::sim::SimDir;
 use ubt_store::io::StoreDir;
 use ubt_store::{Options, Store};
 
-/// A deterministic generator (splitmix64) so every test prints a seed and
-/// can be rerun from it.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    pub fn bytes32(&mut self) -> [u8; 32] {
-        let mut out = [0u8; 32];
-        for chunk in out.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        out
-    }
-}
+/// The tests' seeded generator: every test prints its seed and can be
+/// rerun from it.
+pub use ubt_spec::rng::SplitMix64;
 
 /// A key drawn from a mix that exercises every shape: fresh random stems,
 /// values added to stems seen before, and stems sharing long prefixes.
-pub fn mixed_key(rng: &mut Rng, known: &mut Vec<B256>) -> B256 {
+pub fn mixed_key(rng: &mut SplitMix64, known: &mut Vec<B256>) -> B256 {
     let choice = rng.below(10);
     let mut key = rng.bytes32();
     if choice < 3 && !known.is_empty() {
@@ -132,13 +109,17 @@ pub fn seed_from_env(default: u64) -> u64 {
 
 /// A block of 1..=`max` random writes over `mixed_key`, about one in eight
 /// a zero value (a present zero leaf).
-pub fn random_writes(rng: &mut Rng, known: &mut Vec<B256>, max: u64) -> Vec<(B256, B256)> {
+pub fn random_writes(rng: &mut SplitMix64, known: &mut Vec<B256>, max: u64) -> Vec<(B256, B256)> {
     let size = 1 + rng.below(max) as usize;
     writes_over_mixed_keys(rng, known, size)
 }
 
 /// `n` writes over `mixed_key`, about one in eight a zero value.
-pub fn writes_over_mixed_keys(rng: &mut Rng, known: &mut Vec<B256>, n: usize) -> Vec<(B256, B256)> {
+pub fn writes_over_mixed_keys(
+    rng: &mut SplitMix64,
+    known: &mut Vec<B256>,
+    n: usize,
+) -> Vec<(B256, B256)> {
     (0..n)
         .map(|_| {
             let key = mixed_key(rng, known);

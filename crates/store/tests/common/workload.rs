@@ -38,7 +38,7 @@ use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::StoreDir;
 use ubt_store::{Options, Store, StoreError};
 
-use super::{mixed_key, options, random_writes, Rng};
+use super::{mixed_key, options, random_writes, SplitMix64};
 
 /// How many persisted blocks can be reverted.
 pub const REVERT_DEPTH: usize = 4;
@@ -149,7 +149,7 @@ struct Block {
 
 /// The model the script is generated with.
 struct Model {
-    rng: Rng,
+    rng: SplitMix64,
     rounds: usize,
     known: Vec<B256>,
     /// `chain[0]` is the state before the oldest block still tracked.
@@ -164,7 +164,7 @@ impl Model {
         let tree = ReferenceTree::new();
         let root = tree.compute_root();
         Model {
-            rng: Rng(seed),
+            rng: SplitMix64(seed),
             rounds,
             known: Vec::new(),
             chain: vec![Block {
@@ -287,7 +287,7 @@ impl Model {
     /// new keys. A `large` block has more than one bulk chunk (4,096
     /// writes): known keys written several times over, then a few more.
     fn bulk_writes(&mut self, large: bool) -> Vec<(B256, B256)> {
-        let value = |rng: &mut Rng| {
+        let value = |rng: &mut SplitMix64| {
             if rng.below(8) == 0 {
                 B256::ZERO
             } else {

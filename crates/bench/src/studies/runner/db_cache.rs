@@ -99,7 +99,8 @@ pub fn forget(db: &Path) -> Result<(), BenchError> {
 /// Records that `db` holds a finished load.
 pub fn mark_loaded(db: &Path, marker: &LoadMarker) -> Result<(), BenchError> {
     let path = marker_path(db);
-    let text = serde_json::to_string_pretty(marker).expect("a marker serializes");
+    let text = serde_json::to_string_pretty(marker)
+        .map_err(|e| BenchError::io_at("serializing", &path, e.into()))?;
     std::fs::write(&path, text).map_err(|e| BenchError::io_at("writing", &path, e))
 }
 
@@ -177,7 +178,9 @@ pub fn fresh_copy(
 ) -> Result<Option<ColdReport>, BenchError> {
     remove_dir(run_dir)?;
     for file in files_under(pristine)? {
-        let relative = file.strip_prefix(pristine).expect("under pristine");
+        let relative = file
+            .strip_prefix(pristine)
+            .map_err(|e| BenchError::io_at("copying", &file, std::io::Error::other(e)))?;
         let target = run_dir.join(relative);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent)

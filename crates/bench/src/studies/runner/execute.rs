@@ -232,7 +232,7 @@ impl<'a> Runs<'a> {
         engine: GethEngine,
         run: u32,
     ) -> Result<Vec<BlockMetrics>, BenchError> {
-        let bin = self.engines.peer_bin.as_deref().expect("peer built");
+        let bin = self.engines.peer_bin()?;
         let lines = geth::run(bin, engine, &self.run_dir, runs.dir, runs.name, run)?;
         if let (GethEngine::BinTrie { .. }, Some(roots)) = (engine, &runs.ubt_roots) {
             check_roots(runs.name, engine, roots, &lines)?;

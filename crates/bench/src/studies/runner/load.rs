@@ -50,21 +50,11 @@ pub(super) fn load_all(
         let started = Instant::now();
         let marker = match cfg {
             Config::Ubt { group_depth, .. } => {
-                if entries.is_none() {
-                    events(RunEvent::Phase {
-                        label: format!("reading and sorting {}", plan.meta.name),
-                        total: file_len(&state),
-                    });
-                    let mut last = 0;
-                    entries = Some(tree_entries(&state, &mut |p| {
-                        if p.stage == crate::gen::Stage::Read {
-                            events(RunEvent::Advance(p.done.saturating_sub(last)));
-                            last = p.done;
-                        }
-                    })?);
-                    events(RunEvent::Done);
-                }
-                let entries = entries.as_ref().expect("read above");
+                // Read once, for the first ubt configuration that loads.
+                let entries = match entries {
+                    Some(ref entries) => entries,
+                    None => entries.insert(read_sorted(&state, &plan.meta.name, events)?),
+                };
                 events(RunEvent::Phase {
                     label: format!("building ubt gd{group_depth}"),
                     total: 0,
@@ -84,7 +74,7 @@ pub(super) fn load_all(
                     label: format!("loading {engine} (geth-peer load)"),
                     total: 0,
                 });
-                let bin = engines.peer_bin.as_deref().expect("peer built");
+                let bin = engines.peer_bin()?;
                 let outcome = geth::load(bin, *engine, &db, &plan.dir)?;
                 events(RunEvent::Done);
                 // Per tree entry, like ubt's, when the state says how many.
@@ -117,6 +107,27 @@ pub(super) fn load_all(
         }
     }
     Ok((markers, loaded_now))
+}
+
+/// Reads `state` and sorts its tree entries, reporting the reading.
+fn read_sorted(
+    state: &Path,
+    name: &str,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<TreeEntries, BenchError> {
+    events(RunEvent::Phase {
+        label: format!("reading and sorting {name}"),
+        total: file_len(state),
+    });
+    let mut last = 0;
+    let entries = tree_entries(state, &mut |p| {
+        if p.stage == crate::gen::Stage::Read {
+            events(RunEvent::Advance(p.done.saturating_sub(last)));
+            last = p.done;
+        }
+    })?;
+    events(RunEvent::Done);
+    Ok(entries)
 }
 
 /// The contract code of the state when one of its workloads executes;

@@ -128,7 +128,7 @@ fn state_key(dir: &Path, meta: &WorkloadMeta) -> Result<String, BenchError> {
         .strip_suffix("_reads")
         .or_else(|| meta.name.strip_suffix("_writes"))
         .unwrap_or(&meta.name);
-    Ok(format!("{base}-{:08x}", hasher.finish() as u32))
+    Ok(format!("{base}-{:08x}", hasher.finish() & 0xffff_ffff))
 }
 
 /// The EVM workloads' actors, if the state has the ERC20 token.
@@ -281,6 +281,17 @@ pub(super) struct Engines {
     pub(super) configs: Vec<Config>,
     /// `geth-peer`, built under `<out>/bin`.
     pub(super) peer_bin: Option<PathBuf>,
+}
+
+impl Engines {
+    /// The peer's binary; an error if a peer configuration runs without it.
+    pub(super) fn peer_bin(&self) -> Result<&Path, BenchError> {
+        self.peer_bin
+            .as_deref()
+            .ok_or_else(|| BenchError::InvalidOptions {
+                what: "a go-ethereum configuration runs, but the peer was not built".into(),
+            })
+    }
 }
 
 /// The configurations of `config`; the peer is built if wanted and Go is

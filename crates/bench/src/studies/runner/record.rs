@@ -105,7 +105,9 @@ pub(super) fn write_blocks(path: &Path, lines: &[BlockLine]) -> Result<(), Bench
 fn append_metrics(path: &Path, lines: &[BlockMetrics]) -> Result<(), BenchError> {
     let mut text = String::new();
     for line in lines {
-        text.push_str(&serde_json::to_string(line).expect("metrics serialize"));
+        let json = serde_json::to_string(line)
+            .map_err(|e| BenchError::io_at("serializing metrics for", path, e.into()))?;
+        text.push_str(&json);
         text.push('\n');
     }
     let mut file = std::fs::OpenOptions::new()

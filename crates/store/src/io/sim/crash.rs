@@ -8,7 +8,9 @@
 //! The choices come from a seeded [`SplitMix64`], so an image is a function
 //! of the disk's state, the mode and the seed.
 
-use super::{apply_write, FileState, PendingOp, SECTOR_SIZE};
+use ubt_spec::rng::SplitMix64;
+
+use super::{apply_write, to_index, FileState, PendingOp, SECTOR_SIZE};
 
 /// What survives in a [`super::SimDir::crash_image`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,28 +47,6 @@ pub enum CrashMode {
     /// write queue would leave them (a later write to the same bytes may be
     /// overwritten by an earlier one). `set_len` calls keep their place.
     Reordered,
-}
-
-/// SplitMix64: a tiny deterministic generator for crash images.
-pub(super) struct SplitMix64(pub(super) u64);
-
-impl SplitMix64 {
-    pub(super) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    pub(super) fn coin(&mut self) -> bool {
-        self.next() >> 63 == 1
-    }
-
-    /// A value in `0..n` (`n > 0`).
-    pub(super) fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 /// The image of `file` after power loss under `mode`, or `None` if the
@@ -107,7 +87,7 @@ pub(super) fn file_image(
 fn shuffle_between_set_lens(ops: &mut [&PendingOp], rng: &mut SplitMix64) {
     for run in ops.split_mut(|op| matches!(op, PendingOp::SetLen(_))) {
         for i in (1..run.len()).rev() {
-            let j = rng.below(i as u64 + 1) as usize;
+            let j = rng.index(i + 1);
             run.swap(i, j);
         }
     }
@@ -129,14 +109,18 @@ fn apply_maybe_torn(image: &mut Vec<u8>, offset: u64, data: &[u8], rng: &mut Spl
     let tear_sector = first_sector + rng.below(last_sector - first_sector + 1);
     let tear_start = offset.max(tear_sector * SECTOR_SIZE);
     let tear_end = end.min((tear_sector + 1) * SECTOR_SIZE);
-    apply_write(image, offset, &data[..(tear_start - offset) as usize]);
+    apply_write(image, offset, &data[..to_index(tear_start - offset)]);
     let grown_to = if rng.coin() { end } else { tear_end };
     if (image.len() as u64) < grown_to {
-        image.resize(grown_to as usize, 0);
+        image.resize(to_index(grown_to), 0);
     }
     let garbage = rng.coin();
-    for byte in &mut image[tear_start as usize..tear_end as usize] {
-        *byte = if garbage { rng.next() as u8 } else { 0 };
+    for byte in &mut image[to_index(tear_start)..to_index(tear_end)] {
+        *byte = if garbage {
+            (rng.next_u64() & 0xff) as u8
+        } else {
+            0
+        };
     }
 }
 
@@ -150,22 +134,22 @@ fn apply_maybe_torn_any_byte(image: &mut Vec<u8>, offset: u64, data: &[u8], rng:
         apply_write(image, offset, data);
         return;
     }
-    let tear = rng.below(data.len() as u64) as usize;
+    let tear = rng.index(data.len());
     apply_write(image, offset, &data[..tear]);
     let end = offset + data.len() as u64;
     let tear_at = offset + tear as u64;
     let grown_to = if rng.coin() { end } else { tear_at };
     if (image.len() as u64) < grown_to {
-        image.resize(grown_to as usize, 0);
+        image.resize(to_index(grown_to), 0);
     }
-    let rest_end = end.min(image.len() as u64) as usize;
-    let rest_start = (tear_at as usize).min(rest_end);
+    let rest_end = to_index(end.min(image.len() as u64));
+    let rest_start = to_index(tear_at).min(rest_end);
     match rng.below(3) {
         0 => {} // the rest never landed
         1 => image[rest_start..rest_end].fill(0),
         _ => {
             for byte in &mut image[rest_start..rest_end] {
-                *byte = rng.next() as u8;
+                *byte = (rng.next_u64() & 0xff) as u8;
             }
         }
     }

@@ -746,7 +746,7 @@ fn random_workloads_match_a_plain_model() {
                     let offset = rng.below(6000);
                     let max_len = if rng.coin() { 40 } else { 3000 };
                     let len = rng.below(max_len) as usize;
-                    let byte = rng.next() as u8;
+                    let byte = rng.next_u64() as u8;
                     file.write_all_at(&vec![byte; len], offset).unwrap();
                     if len > 0 {
                         model.pending.push(PendingOp::Write {
