@@ -5,6 +5,13 @@
 //! exit 2, a missing database or an account whose chunks its code size
 //! does not back exit 1, and nothing panics.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::process::Output;
 
 use alloy_primitives::{Address, B256, U256};

@@ -4,6 +4,13 @@
 //! file and line or JSON path with exit 2 and no database left behind,
 //! I/O failures with exit 1.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,13 @@
 //!
 //! Set `PROPTEST_CASES` to run more cases.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 

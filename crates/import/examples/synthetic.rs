@@ -11,6 +11,13 @@
 //! ends with the account that reaches it); prints the accounts and
 //! entries written.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::io::{BufWriter, Write};
 
 use alloy_primitives::B256;

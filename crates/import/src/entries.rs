@@ -166,6 +166,9 @@ impl Deriver {
         let mut preimage = [0u8; 64];
         preimage[12..32].copy_from_slice(address.as_slice());
         preimage[32..].copy_from_slice(&tree_index.to_be_bytes::<32>());
+        debug_assert!(u32::try_from(self.preimages.len()).is_ok());
+        // Bounded by memory: 2^32 preimages would be 256 GiB.
+        #[allow(clippy::cast_possible_truncation)]
         let id = self.preimages.len() as u32;
         self.preimages.push(preimage);
         self.last = Some((*address, *tree_index, id));

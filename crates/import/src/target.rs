@@ -92,11 +92,19 @@ pub(crate) fn prepare(path: &Path, options: &ImportOptions) -> Result<Target, Im
     if existed[0] {
         // Looked at read-only first: a database with data is refused
         // without a byte written (a writable open may recover its WAL).
-        let db = Db::open_read_only(path, store_options(options))?;
-        let stats = db.stats();
-        drop(db);
-        if stats.generation != 0 || stats.commit_seq != 0 || stats.leaf_count != 0 {
-            return Err(target_error(path, TargetProblem::HoldsDatabase));
+        match Db::open_read_only(path, store_options(options)) {
+            Ok(db) => {
+                let stats = db.stats();
+                drop(db);
+                if stats.generation != 0 || stats.commit_seq != 0 || stats.leaf_count != 0 {
+                    return Err(target_error(path, TargetProblem::HoldsDatabase));
+                }
+            }
+            // A meta file without a valid slot beside empty data files: a
+            // creation that was killed before it completed (nothing was
+            // ever committed). The writable open below completes it.
+            Err(ubt_engine::Error::NotFound(_)) => {}
+            Err(error) => return Err(error.into()),
         }
     }
     match Db::open(path, store_options(options)) {

@@ -44,7 +44,7 @@ impl SyntheticAccount {
                 basic_data_key(&self.address),
                 BasicData {
                     version: 0,
-                    code_size: self.code.len() as u32,
+                    code_size: u32::try_from(self.code.len()).unwrap_or(u32::MAX),
                     nonce: self.nonce,
                     balance: geth_balance(&self.balance),
                 }
@@ -98,7 +98,7 @@ impl Generator {
         self.index += 1;
         let mut address = [0u8; 20];
         rng.fill(&mut address);
-        let balance = U256::from(rng.next_u64()) << (rng.below(37) as usize);
+        let balance = U256::from(rng.next_u64()) << (rng.index(37));
         let nonce = rng.below(1000);
         let mut account = SyntheticAccount {
             address: Address::from(address),
@@ -111,15 +111,15 @@ impl Generator {
         if !contract {
             return account;
         }
-        let code_len = 1 + rng.below(1500) as usize;
+        let code_len = 1 + rng.index(1500);
         account.code = vec![0u8; code_len];
         rng.fill(&mut account.code);
         let slot_count = if index % 1000 == 999 {
             self.big_slots
         } else if rng.below(10) == 0 {
-            100 + rng.below(400) as usize
+            100 + rng.index(400)
         } else {
-            rng.below(8) as usize
+            rng.index(8)
         };
         let mut storage = Vec::with_capacity(slot_count);
         for i in 0..slot_count {

@@ -8,6 +8,8 @@ use alloy_primitives::{Address, U256};
 use crate::error::{shorten, Problem};
 
 /// Value of a hex digit, or `0xff` for any other byte.
+// `i` < 10: the casts cannot truncate.
+#[allow(clippy::cast_possible_truncation)]
 const fn hex_table() -> [u8; 256] {
     let mut table = [0xffu8; 256];
     let mut i = 0;

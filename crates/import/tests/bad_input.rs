@@ -3,6 +3,13 @@
 //! leaves the database directory as it found it; directories that cannot
 //! take a new database are refused untouched.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::{Address, B256, U256};

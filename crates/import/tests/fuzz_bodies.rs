@@ -4,6 +4,13 @@
 //! error, and the genesis and dump parsers never panic and reject with
 //! input errors. The short CI run of those targets.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use ubt_import::fuzzing::{dump_line, genesis_document, seeds, spill_run};
 use ubt_spec::fuzzing::Mutator;
 

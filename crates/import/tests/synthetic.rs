@@ -5,6 +5,13 @@
 //! streamed with their storage spooled), and the same values in the
 //! database.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::B256;

@@ -4,6 +4,13 @@
 //! mainnet, Sepolia and Hoodi genesis, each edge case, the dump with and
 //! without missing preimages, in memory and with a tiny memory bound.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use std::collections::BTreeMap;

@@ -3,6 +3,13 @@
 //! independent model of geth's `BinaryTrie` written out here, on the
 //! reference and the fast tree; and each of geth's quirks holds.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 mod common;
 
 use alloy_primitives::{Address, Bytes, B256, U256};

@@ -4,6 +4,13 @@
 //! read; chunks are fetched in one batch (bounded batches for huge sizes);
 //! absent, deleted and inconsistent accounts read as documented.
 
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 

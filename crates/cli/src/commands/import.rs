@@ -212,7 +212,11 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         if !bytes.is_finite() || bytes >= u64::MAX as f64 {
             return Err(invalid());
         }
-        bytes as u64
+        // Finite and below u64::MAX (checked above): the cast keeps the
+        // integer part, which is what a size of "1.5GiB" means.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let whole_bytes = bytes as u64;
+        whole_bytes
     } else {
         let value: u64 = number.parse().map_err(|_| invalid())?;
         value.checked_mul(multiplier).ok_or_else(invalid)?

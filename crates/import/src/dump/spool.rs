@@ -68,7 +68,8 @@ impl<'t> Spool<'t> {
         mut self,
         mut piece: impl FnMut(&[([u8; 32], [u8; 32])]) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut buffer = Vec::with_capacity(DRAIN_SLOTS.min(self.count as usize));
+        let mut buffer =
+            Vec::with_capacity(DRAIN_SLOTS.min(usize::try_from(self.count).unwrap_or(usize::MAX)));
         for (path, entries) in std::mem::take(&mut self.runs) {
             let result = read_run(&path, entries, &mut buffer, &mut piece);
             self.temp.remove(&path);

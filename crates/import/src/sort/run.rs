@@ -95,6 +95,8 @@ pub enum RunError {
 fn encode_entry(entry: &Entry, out: &mut Vec<u8>) {
     out.extend_from_slice(&entry.key);
     let zeros = entry.value.iter().take_while(|b| **b == 0).count();
+    // At most 32 leading zeros: the length fits a byte.
+    #[allow(clippy::cast_possible_truncation)]
     out.push((32 - zeros) as u8);
     out.extend_from_slice(&entry.value[zeros..]);
     let mut origin = entry.origin;
@@ -171,7 +173,10 @@ impl<W: Write> RunWriter<W> {
             return Ok(());
         }
         let mut header = [0u8; BLOCK_HEADER_BYTES];
-        header[..4].copy_from_slice(&(self.payload.len() as u32).to_le_bytes());
+        // At most BLOCK_ENTRIES entries of ENTRY_BYTES_MAX bytes each.
+        #[allow(clippy::cast_possible_truncation)]
+        let payload_len = self.payload.len() as u32;
+        header[..4].copy_from_slice(&payload_len.to_le_bytes());
         header[4..8].copy_from_slice(&self.block_entries.to_le_bytes());
         let crc = crc32c::crc32c_append(crc32c::crc32c(&header[..8]), &self.payload);
         header[8..].copy_from_slice(&crc.to_le_bytes());
@@ -332,7 +337,7 @@ impl<R: Read> RunReader<R> {
         if count != BLOCK_ENTRIES as u64 && count != remaining {
             return Err(bad("a block before the last is not full"));
         }
-        let count = count as usize;
+        let count = usize::try_from(count).map_err(|_| bad("entry count outside 1..=1024"))?;
         if payload_len < count * ENTRY_BYTES_MIN || payload_len > count * ENTRY_BYTES_MAX {
             return Err(bad("payload length does not fit the entry count"));
         }

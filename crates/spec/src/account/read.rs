@@ -136,6 +136,8 @@ where
     let code_size = account.code_size;
     let code_bytes = code_size as usize;
     let chunk_count = u64::from(code_size).div_ceil(CHUNK_CODE_BYTES as u64);
+    // 16,384 chunks: fits any usize.
+    #[allow(clippy::cast_possible_truncation)]
     let first_batch_bytes = CODE_READ_BATCH_CHUNKS as usize * CHUNK_CODE_BYTES;
     let mut code = Vec::with_capacity(code_bytes.min(first_batch_bytes));
     let mut keys = ChunkKeys::new(address);
