@@ -6,10 +6,9 @@
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use ubt_spec::account::{read_account, read_code, read_storage, CodeReadError};
-use ubt_spec::hash::Hash;
 use ubt_spec::{Account, AccountBatch};
 
-use crate::{Db, Error, Reader, Result};
+use crate::{Db, Error, Reader, Result, Root};
 
 /// Why a code read failed: the store failed ([`CodeReadError::Source`]), or
 /// the account's BasicData gives a code size that its chunks do not back
@@ -50,7 +49,7 @@ impl Db {
     /// quirks: see [`AccountOp`](ubt_spec::AccountOp)), and returns its
     /// root. The block's tree-key writes count against
     /// [`MAX_BLOCK_WRITES`](crate::MAX_BLOCK_WRITES).
-    pub fn apply_accounts(&mut self, batch: &AccountBatch) -> Result<Hash> {
+    pub fn apply_accounts(&mut self, batch: &AccountBatch) -> Result<Root> {
         self.apply(&batch.tree_writes())
     }
 }

@@ -52,7 +52,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use alloy_primitives::B256;
-use ubt_spec::hash::Hash;
 pub use ubt_store::io::{
     DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
 };
@@ -72,6 +71,19 @@ pub const FORMAT_VERSION: u16 = ubt_store::FORMAT_VERSION;
 
 /// The most writes one [`Db::apply`] block may hold (~16.7 M).
 pub const MAX_BLOCK_WRITES: usize = ubt_store::LAYER_OPS_MAX;
+
+/// A state root: 32 bytes, printed and parsed as `0x` and 64 hex digits
+/// (`Display`, `FromStr`), the same type as keys and values.
+pub type Root = B256;
+
+/// Cheap measurements of a handle (see [`Db::diagnostics`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Where the time of the last [`Db::apply`] went.
+    pub last_apply: ApplyTiming,
+    /// Reads and bytes of the data file, bytes written, since open.
+    pub io: IoCounters,
+}
 
 /// Result alias of the engine.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -199,19 +211,19 @@ impl Db {
     /// layer keeps the block's writes until persisted and every touched
     /// key's previous value while it is within the revert window (about
     /// 200 bytes per write), on top of the memory budget.
-    pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
-        self.shared.write().apply(writes)
+    pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Root> {
+        self.shared.write().apply(writes).map(Root::from)
     }
 
     /// Makes the layers up to the one with `root` durable, as one WAL
     /// record (synced in [`SyncMode::Always`]).
-    pub fn persist(&mut self, root: &Hash) -> Result<()> {
-        self.shared.write().persist(root)
+    pub fn persist(&mut self, root: &Root) -> Result<()> {
+        self.shared.write().persist(&root.0)
     }
 
     /// Makes every layer durable and returns the root.
-    pub fn commit(&mut self) -> Result<Hash> {
-        self.shared.write().commit()
+    pub fn commit(&mut self) -> Result<Root> {
+        self.shared.write().commit().map(Root::from)
     }
 
     /// One block of any size, its writes sorted by key (equal keys: the
@@ -229,23 +241,23 @@ impl Db {
     pub fn apply_bulk(
         &mut self,
         sorted_writes: impl IntoIterator<Item = (B256, B256)>,
-    ) -> Result<Hash> {
-        self.shared.write().apply_bulk(sorted_writes)
+    ) -> Result<Root> {
+        self.shared.write().apply_bulk(sorted_writes).map(Root::from)
     }
 
     /// [`Db::apply`] then [`Db::commit`]: one durable block.
-    pub fn apply_block(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
+    pub fn apply_block(&mut self, writes: &[(B256, B256)]) -> Result<Root> {
         let mut store = self.shared.write();
         store.apply(writes)?;
-        store.commit()
+        store.commit().map(Root::from)
     }
 
     /// Reverts to `root`: a layer in memory, or one of the last
     /// [`Options::revert_depth`] persisted blocks. Durable on return when
     /// persisted blocks are undone. Readers of reverted roots get
     /// [`Error::SnapshotReverted`].
-    pub fn revert(&mut self, root: &Hash) -> Result<()> {
-        self.shared.write().revert(root)
+    pub fn revert(&mut self, root: &Root) -> Result<()> {
+        self.shared.write().revert(&root.0)
     }
 
     /// Drops every unpersisted layer.
@@ -261,7 +273,8 @@ impl Db {
     /// A consistent snapshot at `root` (the tip, a layer in memory, or the
     /// state before the oldest layer), usable from any thread while the
     /// writer goes on.
-    pub fn reader(&self, root: &Hash) -> Result<Reader> {
+    pub fn reader(&self, root: &Root) -> Result<Reader> {
+        let root = &root.0;
         if matches!(
             self.shared.read().snapshot(root),
             Err(Error::UnknownRoot(_))
@@ -292,13 +305,13 @@ impl Db {
     }
 
     /// The root of everything applied (the tip).
-    pub fn root(&self) -> Hash {
-        self.shared.read().root()
+    pub fn root(&self) -> Root {
+        Root::from(self.shared.read().root())
     }
 
     /// The root of the last persisted layer.
-    pub fn committed_root(&self) -> Hash {
-        self.shared.read().committed_root()
+    pub fn committed_root(&self) -> Root {
+        Root::from(self.shared.read().committed_root())
     }
 
     /// Writes changed buckets and pages to the data file now (persists
@@ -317,19 +330,15 @@ impl Db {
         self.shared.read().stats()
     }
 
-    /// Where the time of the last [`Db::apply`] went.
-    pub fn last_apply_timing(&self) -> ApplyTiming {
-        self.shared.read().last_apply_timing()
-    }
-
-    /// Bucket reads issued to the data file since open (cheap).
-    pub fn bucket_reads(&self) -> u64 {
-        self.shared.read().bucket_reads()
-    }
-
-    /// I/O counters since open (cheap).
-    pub fn io_counters(&self) -> IoCounters {
-        self.shared.read().io_counters()
+    /// What measurements need, cheaply (unlike [`Db::stats`], which walks
+    /// the upper trie): where the last [`Db::apply`] spent its time, and
+    /// the I/O counters since open.
+    pub fn diagnostics(&self) -> Diagnostics {
+        let store = self.shared.read();
+        Diagnostics {
+            last_apply: store.last_apply_timing(),
+            io: store.io_counters(),
+        }
     }
 
     /// Drops the clean bucket cache (for cold-read measurements).
@@ -353,8 +362,8 @@ pub struct Reader {
 
 impl Reader {
     /// The snapshot's root.
-    pub fn root(&self) -> Hash {
-        self.snapshot.root
+    pub fn root(&self) -> Root {
+        Root::from(self.snapshot.root)
     }
 
     /// The value at `key` in the snapshot.

@@ -22,7 +22,7 @@ use proptest::prelude::*;
 use ubt_engine::{
     Account, AccountBatch, AccountOp, CodeReadError, Db, MissingCodeChunk, Options, SyncMode,
 };
-use ubt_spec::hash::Hash;
+use ubt_engine::Root as Hash;
 use ubt_spec::{AccountWrites, ReferenceTree};
 
 /// Cases per property unless `PROPTEST_CASES` says otherwise.
@@ -254,7 +254,7 @@ proptest! {
                     for op in batch.ops() {
                         apply_by_calls(&mut reference, op);
                     }
-                    prop_assert_eq!(root, reference.compute_root());
+                    prop_assert_eq!(root.0, reference.compute_root());
                     layers.push((root, reference.clone()));
                 }
                 Step::Persist(index) => {

@@ -157,7 +157,7 @@ fn prefetched_buckets_are_not_read_again() {
     let started = db.prefetch(&keys);
     assert!(started > 100, "prefetch started {started} reads");
     db.apply(&writes).expect("apply");
-    let timing = db.last_apply_timing();
+    let timing = db.diagnostics().last_apply;
     assert_eq!(
         timing.buckets_read, 0,
         "apply read buckets the prefetch had read"

@@ -232,6 +232,7 @@ impl Deriver {
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
     use ubt_spec::key::{basic_data_key, code_chunk_key, code_hash_key, storage_slot_key};

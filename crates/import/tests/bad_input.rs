@@ -65,6 +65,7 @@ fn input(error: ImportError) -> (Location, Problem) {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one table of cases
 fn bad_genesis_inputs_name_their_json_path() {
     let defaults = ImportOptions::default();
     let slot_1 = format!("0x{}01", "00".repeat(31));
@@ -217,6 +218,7 @@ fn join(lines: &[String]) -> Vec<u8> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one table of cases
 fn bad_dump_lines_name_their_line() {
     let defaults = ImportOptions::default();
     let accounts = accounts(40);

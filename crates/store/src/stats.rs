@@ -1,6 +1,6 @@
 //! Statistics of an open store.
 
-use ubt_spec::hash::Hash;
+use alloy_primitives::B256;
 
 /// A snapshot of a store's shape, memory and I/O counters (counters count
 /// since the handle was opened). Serializes with the root as `0x` hex.
@@ -16,7 +16,7 @@ pub struct Stats {
     pub commit_seq: u64,
     /// Current root.
     #[serde(serialize_with = "hex_hash")]
-    pub root: Hash,
+    pub root: B256,
     /// Stems stored.
     pub stem_count: u64,
     /// Values stored.
@@ -79,6 +79,6 @@ pub struct Stats {
 }
 
 /// Serializes a hash as `0x` followed by 64 hex digits.
-fn hex_hash<S: serde::Serializer>(hash: &Hash, serializer: S) -> Result<S::Ok, S::Error> {
+fn hex_hash<S: serde::Serializer>(hash: &B256, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&format!("0x{}", alloy_primitives::hex::encode(hash)))
 }

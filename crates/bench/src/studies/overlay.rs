@@ -257,7 +257,7 @@ fn measure_overlay(
     let started = Instant::now();
     db.apply(&writes).map_err(engine_error("apply"))?;
     let cold_ms = started.elapsed().as_secs_f64() * 1e3;
-    let buckets = db.last_apply_timing().buckets_touched;
+    let buckets = db.diagnostics().last_apply.buckets_touched;
     drop(db);
     let _ = std::fs::read(db_dir.join(ubt_engine::DATA_FILE));
     let mut db = Db::open(db_dir, options.clone()).map_err(engine_error("open"))?;

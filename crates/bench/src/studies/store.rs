@@ -405,7 +405,7 @@ fn cold_point_reads(
     let mut hits = 0u64;
     for _ in 0..config.cold_reads {
         let (key, value) = random_entry(random, entries);
-        let reads_before = db.bucket_reads();
+        let reads_before = db.diagnostics().io.bucket_reads;
         let started = Instant::now();
         let found = db.get(&key).map_err(engine_error("cold get"))?;
         let micros = started.elapsed().as_secs_f64() * 1e6;
@@ -415,7 +415,7 @@ fn cold_point_reads(
                 message: format!("wrong value for {key}"),
             });
         }
-        if db.bucket_reads() > reads_before {
+        if db.diagnostics().io.bucket_reads > reads_before {
             latencies.push(micros);
         } else {
             hits += 1;
@@ -442,7 +442,7 @@ fn cold_batched_read(
     let keys: Vec<B256> = (0..batch)
         .map(|_| random_entry(random, entries).0)
         .collect();
-    let reads_before = db.bucket_reads();
+    let reads_before = db.diagnostics().io.bucket_reads;
     let started = Instant::now();
     let found = db.get_many(&keys).map_err(engine_error("batched read"))?;
     let elapsed_s = started.elapsed().as_secs_f64();
@@ -452,7 +452,7 @@ fn cold_batched_read(
             message: "a present key read as absent".into(),
         });
     }
-    let bucket_reads = db.bucket_reads() - reads_before;
+    let bucket_reads = db.diagnostics().io.bucket_reads - reads_before;
     Ok(BatchReadFigures {
         keys: keys.len() as u64,
         bucket_reads,
@@ -532,7 +532,7 @@ fn update_block(
     let done = Instant::now();
     let after = db.stats();
     let device_after = counters.and_then(DeviceCounters::sectors_written);
-    let timing = db.last_apply_timing();
+    let timing = db.diagnostics().last_apply;
     let store_bytes_written = store_bytes(&after) - store_bytes(&before);
     Ok(BlockFigures {
         phase: phase.to_string(),

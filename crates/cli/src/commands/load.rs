@@ -10,7 +10,7 @@
 
 use alloy_primitives::B256;
 use rayon::slice::ParallelSliceMut;
-use ubt_engine::{Db, Error as StoreError, Options};
+use ubt_engine::{Db, Error as StoreError, Options, Root};
 
 use crate::cli::LoadArgs;
 use crate::db::hex32;
@@ -61,7 +61,7 @@ fn is_empty(db: &Db) -> bool {
 
 /// Builds a new database in `dir` from `entries` (sorted, stably, so the
 /// last of equal keys wins as it does in [`Db::build`]).
-fn build(options: Options, entries: Vec<(B256, B256)>, dir: &str) -> Result<[u8; 32], CliError> {
+fn build(options: Options, entries: Vec<(B256, B256)>, dir: &str) -> Result<Root, CliError> {
     let bar = progress::entries(entries.len() as u64, "building");
     let (db, report) = Db::build(dir, options, bar.wrap_iter(entries.into_iter()))?;
     bar.finish_and_clear();
@@ -79,7 +79,7 @@ fn build(options: Options, entries: Vec<(B256, B256)>, dir: &str) -> Result<[u8;
 }
 
 /// Applies the sorted `entries` to the open `db` as one bulk block.
-fn apply(mut db: Db, entries: Vec<(B256, B256)>, dir: &str) -> Result<[u8; 32], CliError> {
+fn apply(mut db: Db, entries: Vec<(B256, B256)>, dir: &str) -> Result<Root, CliError> {
     let count = entries.len() as u64;
     let bar = progress::entries(count, "applying");
     let root = db.apply_bulk(bar.wrap_iter(entries.into_iter()))?;

@@ -23,7 +23,7 @@ use crate::source::Source;
 /// Runs `ubt root`.
 pub fn run(args: &RootArgs) -> Result<(), CliError> {
     let root = match (&args.db, &args.input) {
-        (Some(db), _) => open_existing(db)?.root(),
+        (Some(db), _) => open_existing(db)?.root().0,
         (None, Some(input)) => root_of_input(input)?,
         (None, None) => return Err(CliError::Argument("choose one of --input and --db".into())),
     };

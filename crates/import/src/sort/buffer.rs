@@ -143,6 +143,7 @@ pub(crate) fn into_chunks(mut entries: Vec<Entry>, chunk_entries: usize) -> Vec<
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
 

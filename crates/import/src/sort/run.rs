@@ -444,6 +444,7 @@ pub fn encode_all(entries: &[Entry]) -> io::Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
 

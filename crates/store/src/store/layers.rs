@@ -54,7 +54,7 @@ pub struct LayerInfo {
     /// Sequence number.
     pub seq: u64,
     /// Root after the layer.
-    pub root: Hash,
+    pub root: B256,
     /// Whether it is durable.
     pub persisted: bool,
     /// Keys it touched.
@@ -65,7 +65,7 @@ impl Layer {
     fn info(&self) -> LayerInfo {
         LayerInfo {
             seq: self.seq,
-            root: self.root,
+            root: B256::from(self.root),
             persisted: self.persisted,
             keys: self.old.len(),
         }

@@ -230,7 +230,7 @@ impl Store {
             group_depth: self.tree.trie.group_depth(),
             generation: self.durable.meta.generation,
             commit_seq: self.durable.commit_seq(),
-            root: self.root(),
+            root: alloy_primitives::B256::from(self.root()),
             stem_count: self.tree.stem_count,
             leaf_count: self.tree.leaf_count,
             bucket_count: self.tree.buckets.len() as u64,

@@ -92,7 +92,7 @@ pub fn run_evm(
     let mut executor = Executor::new(DbSource { db }, codes);
     let mut out = Vec::with_capacity(blocks.len());
     for (index, txs) in blocks.iter().enumerate() {
-        let before = executor.source().db.io_counters();
+        let before = executor.source().db.diagnostics().io;
         let outcome = if prefetch {
             let db = &executor.source().db;
             let reader = db
@@ -135,7 +135,7 @@ pub fn run_evm(
         let state_read_ms = outcome.state_read_us as f64 / 1e3;
         let total_ms = execution_ms + state_read_ms + state_hash_ms + commit_ms;
         let (misses, bytes_read, bytes_written) =
-            io_delta(before, executor.source().db.io_counters());
+            io_delta(before, executor.source().db.diagnostics().io);
         let number = index as u64 + 1;
         if let Some(lines) = record.as_deref_mut() {
             lines.push(BlockLine {
@@ -240,7 +240,7 @@ pub fn run_replay(
 ) -> Result<(Vec<BlockMetrics>, Db), BenchError> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
-        let before = db.io_counters();
+        let before = db.diagnostics().io;
         let start = Instant::now();
         let mut keys = Vec::with_capacity(block.reads.len() + 1);
         for record in &block.reads {
@@ -259,7 +259,7 @@ pub fn run_replay(
         let writes = tree_writes(&block.writes);
         let (state_hash_ms, commit_ms, root) = hash_and_commit(&mut db, &writes)?;
         let total_ms = ms(start);
-        let (misses, bytes_read, bytes_written) = io_delta(before, db.io_counters());
+        let (misses, bytes_read, bytes_written) = io_delta(before, db.diagnostics().io);
         let count = |read: fn(&ReadRecord) -> bool| block.reads.iter().filter(|r| read(r)).count();
         let written = |write: fn(&WriteRecord) -> bool| {
             block.writes.iter().filter(|w| write(w)).count() as u64
