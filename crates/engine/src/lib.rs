@@ -242,7 +242,10 @@ impl Db {
         &mut self,
         sorted_writes: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<Root> {
-        self.shared.write().apply_bulk(sorted_writes).map(Root::from)
+        self.shared
+            .write()
+            .apply_bulk(sorted_writes)
+            .map(Root::from)
     }
 
     /// [`Db::apply`] then [`Db::commit`]: one durable block.

@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use alloy_primitives::{Address, Bytes, B256, U256};
 use proptest::prelude::*;
+use ubt_engine::Root as Hash;
 use ubt_engine::{
     Account, AccountBatch, AccountOp, CodeReadError, Db, MissingCodeChunk, Options, SyncMode,
 };
-use ubt_engine::Root as Hash;
 use ubt_spec::{AccountWrites, ReferenceTree};
 
 /// Cases per property unless `PROPTEST_CASES` says otherwise.

@@ -32,8 +32,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use ubt_engine::{Db, Error, Options, Reader, StoreDir};
 use ubt_engine::Root as Hash;
+use ubt_engine::{Db, Error, Options, Reader, StoreDir};
 use ubt_spec::rng::SplitMix64;
 use ubt_spec::{ReferenceTree, StateTree};
 use ubt_store::io::sim::SimDir;
