@@ -33,8 +33,11 @@
 //! * **An import makes a new database.** The directory must be absent,
 //!   empty, or hold an empty database (left by a failed or killed build);
 //!   a database with data is refused. A failed import removes what it
-//!   made; a killed one leaves an empty database (and its temporary
-//!   directory, `.ubt-import-<pid>-<n>`).
+//!   made. A killed one leaves, depending on when it died, nothing, an
+//!   empty or half-created database (a rerun completes it), or the
+//!   complete import (a rerun is refused: the database holds data); and
+//!   its temporary directory, `.ubt-import-<pid>-<n>`, in the database
+//!   directory's parent (or in `tmp_dir`), which may be deleted.
 //! * **Duplicates are refused** where go-ethereum's JSON decoding keeps the
 //!   last silently: the same account twice (in any spelling of its
 //!   address), the same storage slot twice, a field twice. They are found
