@@ -13,8 +13,9 @@ use revm::database_interface::DBErrorMarker;
 use revm::primitives::KECCAK_EMPTY;
 use revm::state::AccountInfo;
 use revm::Database;
-use ubt_spec::basic_data::BasicData;
-use ubt_spec::key::{basic_data_key, code_hash_key, storage_slot_key};
+use ubt_spec::account::read_account;
+use ubt_spec::key::storage_slot_key;
+use ubt_spec::Account;
 
 use crate::record::ReadRecord;
 use crate::state::{CodeStore, StateSource};
@@ -76,11 +77,9 @@ impl<'a, S: StateSource> BlockDb<'a, S> {
             return Ok(*account);
         }
         let started = Instant::now();
-        let leaves = self
-            .source
-            .get_many(&[basic_data_key(&address), code_hash_key(&address)]);
+        let header = read_account(&address, |keys| self.source.get_many(keys));
         self.read_time += started.elapsed();
-        let account = decode_account(leaves.map_err(ReadError::Source)?);
+        let account = header.map_err(ReadError::Source)?.map(pre_account);
         self.accounts.insert(address, account);
         self.reads.push(ReadRecord::Account(address));
         Ok(account)
@@ -97,25 +96,21 @@ impl<'a, S: StateSource> BlockDb<'a, S> {
     }
 }
 
-/// geth's `GetAccount` over the two header leaves: absent when both are
-/// absent or both zero (deleted).
-fn decode_account(leaves: Vec<Option<B256>>) -> Option<PreAccount> {
-    let (basic, code_hash) = (leaves[0], leaves[1]);
-    let deleted = basic == Some(B256::ZERO) && code_hash == Some(B256::ZERO);
-    if (basic.is_none() && code_hash.is_none()) || deleted {
-        return None;
-    }
-    let data = BasicData::unpack(&basic.unwrap_or_default());
-    let code_hash = match code_hash {
-        Some(hash) if hash != B256::ZERO => hash,
-        _ => KECCAK_EMPTY,
+/// The EVM's view of an account read with geth's `GetAccount`
+/// ([`read_account`]): a zero code hash (a header written without one)
+/// is the empty code's.
+fn pre_account(account: Account) -> PreAccount {
+    let code_hash = if account.code_hash == B256::ZERO {
+        KECCAK_EMPTY
+    } else {
+        account.code_hash
     };
-    Some(PreAccount {
-        nonce: data.nonce,
-        balance: U256::from(data.balance),
+    PreAccount {
+        nonce: account.nonce,
+        balance: account.balance,
         code_hash,
-        code_size: data.code_size,
-    })
+        code_size: account.code_size,
+    }
 }
 
 impl<S: StateSource> Database for BlockDb<'_, S> {
