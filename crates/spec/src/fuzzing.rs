@@ -160,3 +160,54 @@ impl Mutator {
         out
     }
 }
+
+/// Proof decoder: whatever it accepts re-encodes to the same bytes and
+/// verifies against the root of the tree it describes, with the same
+/// values the decode walk derived.
+pub fn proof_decode(data: &[u8]) -> Result<(), Finding> {
+    if let Ok(proof) = crate::proof::Proof::decode(data) {
+        if proof.encode() != data {
+            return Err("a decoded proof re-encodes differently".into());
+        }
+        let (tree, values) = crate::proof::PartialTree::build(&proof)
+            .map_err(|e| format!("a decoded proof does not rebuild: {e}"))?;
+        match crate::proof::verify(&tree.root(), &proof) {
+            Ok(verified) if verified == values => {}
+            Ok(_) => return Err("verify derives other values than the walk".into()),
+            Err(e) => return Err(format!("a decoded proof fails its own root: {e}")),
+        }
+        if values.len() != proof.keys().len() {
+            return Err("a proven key has neither a value nor an absence".into());
+        }
+    }
+    Ok(())
+}
+
+/// Valid proofs over a small tree (stems sharing long prefixes, present
+/// and absent keys): the seeds of the proof target.
+pub fn seed_proofs() -> Vec<Vec<u8>> {
+    let mut tree = ReferenceTree::new();
+    let mut keys = Vec::new();
+    for i in 0u64..24 {
+        let mut key = crate::hash::sha256(&i.to_le_bytes());
+        if i.is_multiple_of(3) {
+            key[..28].fill(0x5a);
+        }
+        key[31] = (i.wrapping_mul(37) & 0xff) as u8;
+        let key = B256::from(key);
+        if i.is_multiple_of(4) {
+            keys.push(key);
+        } else {
+            tree.insert(key, B256::from(crate::hash::sha256(&key.0)));
+            keys.push(key);
+        }
+    }
+    let mut seeds = Vec::new();
+    for take in [0usize, 1, 2, 5, 24] {
+        seeds.push(crate::proof::prove_reference(&tree, &keys[..take]).encode());
+        seeds.push(crate::proof::prove_reference(&ReferenceTree::new(), &keys[..take]).encode());
+    }
+    seeds.sort();
+    seeds.dedup();
+    seeds
+}

@@ -17,6 +17,9 @@
 //!   [`StateTree`] or batch lookup of tree values.
 //! * [`view`]: read-only structural access used by [`geth`], the node-blob
 //!   codec (group depth 1..8) and witness walker.
+//! * [`proof`]: canonical multiproofs (presence and absence of a key set)
+//!   over any [`view::TrieView`]; [`stateless`]: the post-state root from a
+//!   pre-state proof and writes.
 //!
 //! ```
 //! use alloy_primitives::{address, B256, U256};
@@ -44,9 +47,11 @@ pub mod fuzzing;
 pub mod geth;
 pub mod hash;
 pub mod key;
+pub mod proof;
 pub mod reference;
 pub mod rng;
 pub mod sorted_root;
+pub mod stateless;
 pub mod stem;
 pub mod tree;
 pub mod view;

@@ -12,7 +12,9 @@
     clippy::cast_possible_truncation
 )]
 
-use ubt_spec::fuzzing::{geth_group_blob, geth_path, geth_stem_blob, seed_geth_blobs, Mutator};
+use ubt_spec::fuzzing::{
+    geth_group_blob, geth_path, geth_stem_blob, proof_decode, seed_geth_blobs, seed_proofs, Mutator,
+};
 
 /// Mutations per target.
 const MUTATIONS: usize = 20_000;
@@ -50,6 +52,11 @@ fn blob_and_path_bodies_hold_over_seeds_and_mutations() {
     let mut path_inputs = paths;
     path_inputs.push(b"0110".to_vec());
     run("geth_path", geth_path, &path_inputs);
+}
+
+#[test]
+fn proof_body_holds_over_seeds_and_mutations() {
+    run("proof_decode", proof_decode, &seed_proofs());
 }
 
 #[test]
