@@ -3,23 +3,20 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/rawdb"
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/params"
 	"github.com/ethereum/go-ethereum/triedb"
 	"github.com/ethereum/go-ethereum/triedb/pathdb"
 	"github.com/holiman/uint256"
+	"github.com/ubt/peers/geth/dumpline"
 )
 
 // account is one account of a state, as generated or read from a dump.
@@ -87,43 +84,17 @@ func ubtRootOf(accts []*account) (common.Hash, error) {
 	return u.commit()
 }
 
-// errNoAddress marks a dump line without "address" (missing preimage).
-var errNoAddress = errors.New("account without address (missing preimage)")
-
-// decodeDumpLine converts one account line of an iterative dump (decoded
-// with go-ethereum's own state.DumpAccount) into an account. It checks what
-// the line can prove: the code matches codeHash, and an account whose
-// storage root is not empty lists storage.
+// decodeDumpLine converts one account line of an iterative dump, decoded
+// and checked by dumpline, into an account.
 func decodeDumpLine(line []byte) (*account, error) {
-	var d state.DumpAccount
-	if err := json.Unmarshal(line, &d); err != nil {
+	d, err := dumpline.DecodeAccount(line)
+	if err != nil {
 		return nil, err
 	}
-	if d.Address == nil {
-		if len(d.AddressHash) == 0 {
-			return nil, errors.New("line has neither address nor key")
-		}
-		return nil, errNoAddress
-	}
-	bal, err := uint256.FromDecimal(d.Balance)
-	if err != nil {
-		return nil, fmt.Errorf("balance %q: %v", d.Balance, err)
-	}
-	a := &account{addr: *d.Address, nonce: d.Nonce, balance: bal, code: d.Code, storage: make(map[common.Hash]common.Hash, len(d.Storage))}
-	if len(d.CodeHash) > 0 && crypto.Keccak256Hash(d.Code) != common.BytesToHash(d.CodeHash) {
-		return nil, fmt.Errorf("%x: code does not match codeHash (dump written without code?)", a.addr)
-	}
-	if len(d.Storage) == 0 && len(d.Root) > 0 && common.BytesToHash(d.Root) != types.EmptyRootHash {
-		return nil, fmt.Errorf("%x: storage root is not empty but the line has no storage (dump written without storage?)", a.addr)
-	}
-	for k, v := range d.Storage {
-		raw, err := hex.DecodeString(strings.TrimPrefix(v, "0x"))
-		if err != nil || len(raw) > 32 {
-			return nil, fmt.Errorf("%x: storage value %q", a.addr, v)
-		}
-		if val := common.BytesToHash(raw); val != (common.Hash{}) {
-			a.storage[k] = val
-		}
+	balance := d.Balance
+	a := &account{addr: d.Addr, nonce: d.Nonce, balance: &balance, code: d.Code, storage: make(map[common.Hash]common.Hash, len(d.Keys))}
+	for i, k := range d.Keys {
+		a.storage[k] = d.Vals[i]
 	}
 	return a, nil
 }
@@ -136,17 +107,15 @@ func readDump(r io.Reader) (root common.Hash, accts []*account, skipped int, err
 		line, rerr := br.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			if n == 1 {
-				var head struct {
-					Root *common.Hash `json:"root"`
+				r, err := dumpline.RootLine(line)
+				if err != nil {
+					return root, nil, 0, err
 				}
-				if err := json.Unmarshal(line, &head); err != nil || head.Root == nil {
-					return root, nil, 0, fmt.Errorf("line 1 is not the root line")
-				}
-				root = *head.Root
+				root = r
 			} else {
 				a, err := decodeDumpLine(line)
 				switch {
-				case errors.Is(err, errNoAddress):
+				case errors.Is(err, dumpline.ErrNoAddress):
 					skipped++
 				case err != nil:
 					return root, nil, 0, fmt.Errorf("line %d: %v", n, err)

@@ -75,11 +75,11 @@ func newStatedbLoader(tdb *triedb.Database, db ethdb.Database) (*statedbLoader, 
 }
 
 func (l *statedbLoader) add(a *account) error {
-	l.st.AddBalance(a.addr, &a.balance, tracing.BalanceIncreaseGenesisBalance)
-	l.st.SetCode(a.addr, a.code, tracing.CodeChangeGenesis)
-	l.st.SetNonce(a.addr, a.nonce, tracing.NonceChangeGenesis)
-	for i, k := range a.keys {
-		l.st.SetState(a.addr, k, a.vals[i])
+	l.st.AddBalance(a.Addr, &a.Balance, tracing.BalanceIncreaseGenesisBalance)
+	l.st.SetCode(a.Addr, a.Code, tracing.CodeChangeGenesis)
+	l.st.SetNonce(a.Addr, a.Nonce, tracing.NonceChangeGenesis)
+	for i, k := range a.Keys {
+		l.st.SetState(a.Addr, k, a.Vals[i])
 	}
 	return nil
 }
@@ -121,18 +121,18 @@ func newTrieLoader(tdb *triedb.Database, db ethdb.Database, gd int) (*trieLoader
 }
 
 func (l *trieLoader) add(a *account) error {
-	acct := &types.StateAccount{Nonce: a.nonce, Balance: &a.balance, Root: types.EmptyRootHash, CodeHash: a.codeHash[:]}
-	if err := l.tr.UpdateAccount(a.addr, acct, len(a.code)); err != nil {
+	acct := &types.StateAccount{Nonce: a.Nonce, Balance: &a.Balance, Root: types.EmptyRootHash, CodeHash: a.CodeHash[:]}
+	if err := l.tr.UpdateAccount(a.Addr, acct, len(a.Code)); err != nil {
 		return err
 	}
-	if len(a.code) > 0 {
-		if err := l.tr.UpdateContractCode(a.addr, a.codeHash, a.code); err != nil {
+	if len(a.Code) > 0 {
+		if err := l.tr.UpdateContractCode(a.Addr, a.CodeHash, a.Code); err != nil {
 			return err
 		}
-		rawdb.WriteCode(l.codes, a.codeHash, a.code)
+		rawdb.WriteCode(l.codes, a.CodeHash, a.Code)
 	}
-	for i, k := range a.keys {
-		if err := l.tr.UpdateStorage(a.addr, k[:], common.TrimLeftZeroes(a.vals[i][:])); err != nil {
+	for i, k := range a.Keys {
+		if err := l.tr.UpdateStorage(a.Addr, k[:], common.TrimLeftZeroes(a.Vals[i][:])); err != nil {
 			return err
 		}
 	}
@@ -276,9 +276,9 @@ func load(o *options, stdin io.Reader) (*result, error) {
 				return nil, err
 			}
 			res.Accounts++
-			res.StorageSlots += uint64(len(a.keys))
-			res.CodeBytes += uint64(len(a.code))
-			res.TreeEntries += a.entries()
+			res.StorageSlots += uint64(len(a.Keys))
+			res.CodeBytes += uint64(len(a.Code))
+			res.TreeEntries += a.Entries()
 			if pending++; pending >= o.commitEvery {
 				if err := commit(); err != nil {
 					return nil, err
