@@ -64,6 +64,7 @@ use ubt_store::{Snapshot, Store};
 
 pub use account::CodeError;
 pub use ubt_spec::account::{CodeReadError, MissingCodeChunk};
+pub use ubt_spec::proof::{verify as verify_proof, Proof, ProofError};
 pub use ubt_spec::{Account, AccountBatch, AccountOp};
 
 /// The on-disk format version this build reads and writes.
@@ -301,6 +302,17 @@ impl Db {
         })
     }
 
+    /// A multiproof of `keys` (tree keys, any order, duplicates ignored)
+    /// at the tip: their values or absence, verifiable against
+    /// [`Db::root`] with [`verify_proof`] (format: `docs/proof-format.md`).
+    /// Reads each bucket not in memory once, all in one batch (plus one
+    /// more batch for the bucket of a stem that sits where an absent key's
+    /// stem would be).
+    pub fn prove(&self, keys: &[B256]) -> Result<Proof> {
+        let store = self.shared.read();
+        store.prove_at(keys, &store.tip_snapshot())
+    }
+
     /// Starts reading the buckets of `keys` in the background (one deep
     /// batch); returns how many reads it started.
     pub fn prefetch(&self, keys: &[B256]) -> usize {
@@ -377,6 +389,14 @@ impl Reader {
     /// The values at `keys` in the snapshot, in order.
     pub fn get_many(&self, keys: &[B256]) -> Result<Vec<Option<B256>>> {
         self.shared.read().get_many_at(keys, &self.snapshot)
+    }
+
+    /// A multiproof of `keys` at the snapshot's root, as [`Db::prove`]
+    /// gives at the tip. For a root older than the tip, the buckets the
+    /// newer layers touched are read too (into copies: the writer is not
+    /// disturbed).
+    pub fn prove(&self, keys: &[B256]) -> Result<Proof> {
+        self.shared.read().prove_at(keys, &self.snapshot)
     }
 
     /// Starts reading the buckets of `keys` in the background, as

@@ -17,7 +17,7 @@ use crate::io::ReadRequest;
 use crate::upper::BucketId;
 
 /// Where a bucket's contents come from for a read.
-enum Source<'a> {
+pub(super) enum Source<'a> {
     /// No stem: every lookup is absent.
     Empty,
     /// Changed since the last checkpoint: in memory.
@@ -31,7 +31,7 @@ pub(crate) fn block_location(extent: &Extent) -> String {
 }
 
 impl Store {
-    fn source(&self, bucket: BucketId) -> Source<'_> {
+    pub(super) fn source(&self, bucket: BucketId) -> Source<'_> {
         let slot = &self.tree.buckets[bucket as usize];
         match (&slot.dirty, slot.extent) {
             (Some(bucket), _) => Source::Dirty(bucket),
