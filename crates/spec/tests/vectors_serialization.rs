@@ -18,8 +18,8 @@ use alloy_primitives::B256;
 use common::*;
 use serde_json::Value;
 use ubt_spec::geth::{
-    diff_node_sets, export_nodes, group_blob::GroupBlob, stem_blob, witness_paths, BitPath,
-    GethNode, NodeKind,
+    diff_node_sets, export_nodes, group_blob::GroupBlob, stem_blob, witness_nodes, witness_paths,
+    BitPath, GethNode, NodeKind,
 };
 use ubt_spec::hash::sha256;
 use ubt_spec::view::{ReferenceView, TrieView};
@@ -251,6 +251,36 @@ fn witness_matches_geth() {
                 b256(w, "blob_sha256"),
                 "case {n} blob"
             );
+        }
+        // The blobs themselves, from the fast tree's view and the reference
+        // tree's: each is geth's blob (by its sha256) and the exported one.
+        let reference_view = ReferenceView::new(&reference);
+        for nodes in [
+            witness_nodes(&view, g, &keys),
+            witness_nodes(&reference_view, g, &keys),
+        ] {
+            assert_eq!(nodes.len(), want.len(), "case {n} (G={g}) witness nodes");
+            for (node, w) in nodes.iter().zip(want) {
+                let context = format!("case {n} (G={g}) {}", w["path_bits"]);
+                assert_eq!(
+                    node.path.to_bit_string(),
+                    str_field(w, "path_bits"),
+                    "{context}"
+                );
+                assert_eq!(
+                    node.path.key_bytes(),
+                    bytes(str_field(w, "path")),
+                    "{context}"
+                );
+                assert_eq!(kind_name(node.kind), str_field(w, "kind"), "{context}");
+                assert_eq!(
+                    B256::from(sha256(&node.blob)),
+                    b256(w, "blob_sha256"),
+                    "{context} blob"
+                );
+                let exported = blobs.iter().find(|b| b.path == node.path);
+                assert_eq!(Some(node), exported, "{context}");
+            }
         }
     }
 }

@@ -42,41 +42,57 @@ pub fn export_nodes<V: TrieView>(view: &V, group_depth: u8) -> Vec<GethNode> {
     let mut nodes = Vec::new();
     // Explicit stack of (node, path): no recursion on tree depth.
     let mut stack = vec![(view.root_node(), BitPath::root())];
-    let mut values: Vec<(u8, B256)> = Vec::new();
     while let Some((node, path)) = stack.pop() {
-        match node {
-            ViewNode::Empty => {}
-            ViewNode::Stem(id) => {
-                values.clear();
-                view.stem_values(id, &mut values);
-                let blob = stem_blob::encode(&view.stem(id), &values);
-                nodes.push(GethNode {
-                    path,
-                    kind: NodeKind::Stem,
-                    hash: view.node_hash(id),
-                    blob,
-                });
-            }
-            ViewNode::Internal(id) => {
-                debug_assert!(path.len() % usize::from(group_depth) == 0);
-                let mut entries = Vec::new();
-                collect_frontier(view, id, path, group_depth, 0, 0, &mut entries, &mut stack);
-                let blob = GroupBlob {
-                    group_depth,
-                    entries,
-                }
-                .encode();
-                nodes.push(GethNode {
-                    path,
-                    kind: NodeKind::Group,
-                    hash: view.node_hash(id),
-                    blob,
-                });
-            }
+        if let Some(encoded) = encode_node(view, node, path, group_depth, &mut stack) {
+            nodes.push(encoded);
         }
     }
     nodes.sort_by_cached_key(|n| n.path.to_bit_string());
     nodes
+}
+
+/// The blob geth stores for `node` at `path` (group depth `group_depth`):
+/// a stem blob for a stem node, a group blob for an internal node (whose
+/// depth must be a multiple of `group_depth`), `None` for an empty node.
+/// A group blob looks only at the `group_depth` levels below the node; the
+/// nodes under its frontier that get blobs of their own (stems inside the
+/// group, internal nodes at the next group boundary) are pushed on `below`.
+pub(crate) fn encode_node<V: TrieView>(
+    view: &V,
+    node: ViewNode<V::NodeId>,
+    path: BitPath,
+    group_depth: u8,
+    below: &mut Vec<(ViewNode<V::NodeId>, BitPath)>,
+) -> Option<GethNode> {
+    match node {
+        ViewNode::Empty => None,
+        ViewNode::Stem(id) => {
+            let mut values: Vec<(u8, B256)> = Vec::new();
+            view.stem_values(id, &mut values);
+            Some(GethNode {
+                path,
+                kind: NodeKind::Stem,
+                hash: view.node_hash(id),
+                blob: stem_blob::encode(&view.stem(id), &values),
+            })
+        }
+        ViewNode::Internal(id) => {
+            debug_assert!(path.len().is_multiple_of(usize::from(group_depth)));
+            let mut entries = Vec::new();
+            collect_frontier(view, id, path, group_depth, 0, 0, &mut entries, below);
+            let blob = GroupBlob {
+                group_depth,
+                entries,
+            }
+            .encode();
+            Some(GethNode {
+                path,
+                kind: NodeKind::Group,
+                hash: view.node_hash(id),
+                blob,
+            })
+        }
+    }
 }
 
 /// Walks the group below `internal` (at relative `depth`, relative `bits`),

@@ -17,7 +17,7 @@ pub use error::BlobError;
 pub use export::{diff_node_sets, export_nodes, GethNode, NodeKind, NodeSetDiff};
 pub use group_blob::{GroupBlob, GroupEntry};
 pub use path::BitPath;
-pub use witness::witness_paths;
+pub use witness::{witness_nodes, witness_paths};
 
 /// Smallest group depth geth accepts.
 pub const GROUP_DEPTH_MIN: u8 = 1;
