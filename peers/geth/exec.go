@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/tracing"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/trie/bintrie"
 	"github.com/holiman/uint256"
 )
 
@@ -23,22 +24,49 @@ type blockExecutor interface {
 	commit(b *block) error
 	// root is the root of the last committed state.
 	root() common.Hash
+	// witness is Witness() of the trie that served the last committed
+	// block: the node blobs it resolved, keyed by geth's path keys; nil
+	// unless the executor records (run --witness).
+	witness() map[string][]byte
 }
 
 // statedbExec replays accounts-mode blocks through geth's state layer: a
 // fresh StateDB over the parent root per block, as geth's block processor
 // makes one.
+//
+// With rec set (run --witness), the StateDB reads and writes through one
+// binary trie opened at the parent root (recordingState), kept as done
+// after the commit for its Witness().
 type statedbExec struct {
 	s       *store
 	parent  common.Hash
 	st      *state.StateDB
 	newRoot common.Hash
+
+	rec  *recordingState
+	tr   *bintrie.BinaryTrie // the block's trie when recording
+	done *bintrie.BinaryTrie // the last committed block's trie when recording
 }
 
 func (e *statedbExec) root() common.Hash { return e.parent }
 
+func (e *statedbExec) witness() map[string][]byte {
+	if e.done == nil {
+		return nil
+	}
+	return e.done.Witness()
+}
+
 func (e *statedbExec) read(b *block) error {
-	st, err := state.New(e.parent, e.s.sdb)
+	var (
+		st  *state.StateDB
+		err error
+	)
+	if e.rec != nil {
+		st, e.tr, err = e.rec.open(e.parent)
+	} else {
+		st, err = state.New(e.parent, e.s.sdb)
+	}
 	if err != nil {
 		return err
 	}
@@ -126,11 +154,13 @@ func (e *statedbExec) commit(b *block) error {
 		return err
 	}
 	e.parent, e.st = root, nil
+	e.done, e.tr = e.tr, nil
 	return nil
 }
 
 // rawExec runs raw-mode blocks on one raw trie, reopened at the parent root
-// for every block.
+// for every block. With record set (run --witness), the committed block's
+// trie is kept as done for its Witness().
 type rawExec struct {
 	s      *store
 	opts   *engineOpts
@@ -138,9 +168,18 @@ type rawExec struct {
 	tr     rawTrie
 	keys   []common.Hash
 	vals   [][]byte
+	record bool
+	done   rawTrie
 }
 
 func (e *rawExec) root() common.Hash { return e.parent }
+
+func (e *rawExec) witness() map[string][]byte {
+	if e.done == nil {
+		return nil
+	}
+	return e.done.witness()
+}
 
 func (e *rawExec) read(b *block) error {
 	tr, err := openRawTrie(e.s.tdb, e.opts, e.parent)
@@ -172,6 +211,9 @@ func (e *rawExec) commit(b *block) error {
 	root, set := e.tr.commit()
 	if err := e.s.commitNodes(root, e.parent, b.number, set); err != nil {
 		return err
+	}
+	if e.record {
+		e.done = e.tr
 	}
 	e.parent, e.tr = root, nil
 	return nil

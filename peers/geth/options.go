@@ -45,12 +45,13 @@ type command struct {
 	db       string
 	workload string
 	run      int
-	verify   bool // run: report per-block flush evidence on stderr
+	verify   bool   // run: report per-block flush evidence on stderr
+	witness  string // run: file for the per-block BinaryTrie.Witness() lines
 }
 
 const usage = `usage:
   geth-peer load --engine bintrie|mpt [--group-depth G] --db DIR --workload WDIR [--cache MB] [--chunk N]
-  geth-peer run  --engine bintrie|mpt [--group-depth G] --db DIR --workload WDIR --run R [--cache MB] [--verify-flush]
+  geth-peer run  --engine bintrie|mpt [--group-depth G] --db DIR --workload WDIR --run R [--cache MB] [--verify-flush] [--witness FILE]
   geth-peer root --engine bintrie [--group-depth G] --workload WDIR
 `
 
@@ -74,6 +75,7 @@ func parseCommand(args []string) (*command, error) {
 		fs.StringVar(&c.db, "db", "", "database directory")
 		fs.IntVar(&c.run, "run", 0, "run number")
 		fs.BoolVar(&c.verify, "verify-flush", false, "print per-block WAL and device write counters on stderr")
+		fs.StringVar(&c.witness, "witness", "", "write each block's BinaryTrie.Witness() to FILE (bintrie only)")
 	case "root":
 	case "help", "-h", "--help":
 		return c, nil
@@ -112,6 +114,14 @@ func parseCommand(args []string) (*command, error) {
 	}
 	if c.name != "root" && c.db == "" {
 		return nil, badInput("%s: --db is required", c.name)
+	}
+	if set["witness"] {
+		if c.opts.engine != engineBintrie {
+			return nil, badInput("%v", errWitnessEngine)
+		}
+		if c.witness == "" {
+			return nil, badInput("--witness needs a file name")
+		}
 	}
 	if c.name == "run" && !set["run"] {
 		return nil, badInput("run: --run is required")

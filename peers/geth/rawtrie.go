@@ -19,6 +19,9 @@ type rawTrie interface {
 	hash() common.Hash
 	// commit collects the dirty nodes; the trie is unusable afterwards.
 	commit() (common.Hash, *trienode.NodeSet)
+	// witness is the trie's Witness(): every node blob it resolved from the
+	// database, keyed by path (also after commit).
+	witness() map[string][]byte
 }
 
 func openRawTrie(tdb *triedb.Database, opts *engineOpts, root common.Hash) (rawTrie, error) {
@@ -60,6 +63,8 @@ func (r *rawBinTrie) hash() common.Hash { return r.t.Hash() }
 
 func (r *rawBinTrie) commit() (common.Hash, *trienode.NodeSet) { return r.t.Commit(false) }
 
+func (r *rawBinTrie) witness() map[string][]byte { return r.t.Witness() }
+
 type rawMPT struct{ t *trie.Trie }
 
 func (r *rawMPT) get(key common.Hash) ([]byte, error) { return r.t.Get(key[:]) }
@@ -76,3 +81,5 @@ func (r *rawMPT) update(keys []common.Hash, values [][]byte) error {
 func (r *rawMPT) hash() common.Hash { return r.t.Hash() }
 
 func (r *rawMPT) commit() (common.Hash, *trienode.NodeSet) { return r.t.Commit(false) }
+
+func (r *rawMPT) witness() map[string][]byte { return r.t.Witness() }

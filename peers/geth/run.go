@@ -29,29 +29,57 @@ func cmdRun(c *command, stdout, stderr io.Writer) error {
 			s.close()
 		}
 	}()
+	var wf *witnessFile
+	if c.witness != "" {
+		if wf, err = createWitnessFile(c.witness); err != nil {
+			return err
+		}
+		defer func() {
+			if wf != nil {
+				wf.close()
+			}
+		}()
+	}
 	parent := s.head()
 	if parent == (common.Hash{}) {
 		parent = emptyRoot(c.opts.engine)
 	}
 	var ex blockExecutor
 	if w.Mode == modeRaw {
-		ex = &rawExec{s: s, opts: &c.opts, parent: parent}
+		ex = &rawExec{s: s, opts: &c.opts, parent: parent, record: wf != nil}
 	} else {
-		ex = &statedbExec{s: s, parent: parent}
+		e := &statedbExec{s: s, parent: parent}
+		if wf != nil {
+			e.rec = newRecordingState(s)
+		}
+		ex = e
 	}
 	err = forEachLine(f, func(line []byte, n int) error {
 		b, err := parseBlock(line, w.Mode)
 		if err != nil {
 			return lineError(w.blocksPath(), n, "%v", err)
 		}
+		before := ex.root()
 		m, err := runBlock(c, w, s, ex, b, stderr)
 		if err != nil {
 			return err
 		}
-		return printJSON(stdout, m)
+		if err := printJSON(stdout, m); err != nil {
+			return err
+		}
+		if wf == nil {
+			return nil
+		}
+		return wf.write(b.number, before, ex.root(), c.opts.groupDepth, ex.witness())
 	})
 	if err != nil {
 		return err
+	}
+	if wf != nil {
+		err, wf = wf.close(), nil
+		if err != nil {
+			return fmt.Errorf("--witness: %w", err)
+		}
 	}
 	closed = true
 	return s.close()
