@@ -46,6 +46,7 @@
 //!   not in memory; a batch issues all its reads at once.
 
 mod account;
+mod account_proof;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -63,7 +64,12 @@ pub use ubt_store::{
 use ubt_store::{Snapshot, Store};
 
 pub use account::CodeError;
+pub use account_proof::{
+    AccountProof, AccountProofError, ProofField, ProofPart, StorageProof, VerifiedAccount,
+    ACCOUNT_PROOF_FORMAT,
+};
 pub use ubt_spec::account::{CodeReadError, MissingCodeChunk};
+pub use ubt_spec::geth::{GethNode, NodeKind};
 pub use ubt_spec::proof::{verify as verify_proof, Proof, ProofError};
 pub use ubt_spec::{Account, AccountBatch, AccountOp};
 
@@ -313,6 +319,15 @@ impl Db {
         store.prove_at(keys, &store.tip_snapshot())
     }
 
+    /// go-ethereum's witness for accessing `keys` at the tip: exactly the
+    /// node blobs (stem and group blobs at `group_depth`, 1..=8) that
+    /// go-ethereum v1.17.10's `BinaryTrie.Witness()` returns after the same
+    /// reads and writes, sorted by path. See `docs/proof-format.md`.
+    pub fn witness(&self, keys: &[B256], group_depth: u8) -> Result<Vec<GethNode>> {
+        let store = self.shared.read();
+        store.witness_at(keys, &store.tip_snapshot(), group_depth)
+    }
+
     /// Starts reading the buckets of `keys` in the background (one deep
     /// batch); returns how many reads it started.
     pub fn prefetch(&self, keys: &[B256]) -> usize {
@@ -397,6 +412,14 @@ impl Reader {
     /// disturbed).
     pub fn prove(&self, keys: &[B256]) -> Result<Proof> {
         self.shared.read().prove_at(keys, &self.snapshot)
+    }
+
+    /// go-ethereum's witness for accessing `keys` at the snapshot's root,
+    /// as [`Db::witness`] gives at the tip.
+    pub fn witness(&self, keys: &[B256], group_depth: u8) -> Result<Vec<GethNode>> {
+        self.shared
+            .read()
+            .witness_at(keys, &self.snapshot, group_depth)
     }
 
     /// Starts reading the buckets of `keys` in the background, as

@@ -2,7 +2,9 @@
 //! over the reference tree of the same state (the encoding is canonical,
 //! so equality is the whole check), at the tip and at every older root a
 //! reader can reach, whether the buckets are changed in memory, cached,
-//! or on disk, and every proof verifies to the reference values.
+//! or on disk, and every proof verifies to the reference values. The same
+//! for go-ethereum's witness (`Db::witness`): equal to the spec's witness
+//! walker over the reference tree, blob for blob, at every group depth.
 
 // Test code: a failed unwrap is a failed test, and casts narrow test data.
 #![allow(
@@ -80,6 +82,23 @@ fn check_proof(
     }
 }
 
+fn check_witness(
+    witness: impl Fn(&[B256], u8) -> Vec<ubt_engine::GethNode>,
+    reference: &ReferenceTree,
+    keys: &[B256],
+    group_depth: u8,
+) {
+    // The fast tree's view: independent of the store, and quick to hash.
+    let entries: Vec<(B256, B256)> = reference.entries().map(|(k, v)| (*k, *v)).collect();
+    let mut fast = ubt_spec::FastTree::from_entries(entries);
+    let expected = ubt_spec::geth::witness_nodes(&fast.view(), group_depth, keys);
+    assert_eq!(
+        witness(keys, group_depth),
+        expected,
+        "witness at G={group_depth}"
+    );
+}
+
 fn run_seed(seed: u64, group_depth: u8) {
     let mut rng = SplitMix64::new(seed);
     let mut db = open(group_depth);
@@ -117,6 +136,13 @@ fn run_seed(seed: u64, group_depth: u8) {
         // At most one read per key's bucket, plus one per lone stem that
         // sits where an absent key's stem would be.
         let reads = db.diagnostics().io.bucket_reads - reads_before;
+        let witness_depth = 1 + (block % 8) as u8;
+        check_witness(
+            |k, g| db.witness(k, g).unwrap(),
+            &reference,
+            &keys,
+            witness_depth,
+        );
         assert!(
             reads <= 2 * keys.len() as u64,
             "{reads} reads for {} keys",
@@ -128,6 +154,7 @@ fn run_seed(seed: u64, group_depth: u8) {
             let size = 1 + rng.index(20);
             let keys = key_set(&mut rng, &used, size);
             check_proof(|k| reader.prove(k).unwrap(), old_tree, &keys);
+            check_witness(|k, g| reader.witness(k, g).unwrap(), old_tree, &keys, 5);
         }
     }
 }

@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use alloy_primitives::B256;
+use ubt_spec::geth::{witness_nodes, GethNode};
 use ubt_spec::key::Stem;
 use ubt_spec::proof::{self, Proof};
 
@@ -36,6 +37,27 @@ impl Store {
     /// `snapshot`'s root. See the module documentation for its cost.
     pub fn prove_at(&self, keys: &[B256], snapshot: &Snapshot) -> Result<Proof> {
         self.walk_at(keys, snapshot, |view| proof::prove(view, keys))
+    }
+
+    /// The node blobs go-ethereum's `BinaryTrie.Witness()` returns after
+    /// reading and writing `keys` at `snapshot`'s root, its nodes grouped
+    /// `group_depth` levels per blob (1..=8, any group depth, not only the
+    /// store's own). Besides the keys' buckets, reads the buckets under
+    /// the frontier of each group blob on the keys' paths (one batch).
+    pub fn witness_at(
+        &self,
+        keys: &[B256],
+        snapshot: &Snapshot,
+        group_depth: u8,
+    ) -> Result<Vec<GethNode>> {
+        if !(1..=8).contains(&group_depth) {
+            return Err(StoreError::InvalidOptions(format!(
+                "group depth {group_depth} is outside 1..=8"
+            )));
+        }
+        self.walk_at(keys, snapshot, |view| {
+            witness_nodes(view, group_depth, keys)
+        })
     }
 
     /// The snapshot of the tip.
