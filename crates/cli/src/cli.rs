@@ -1,7 +1,7 @@
 //! Command-line grammar (clap). Path arguments refuse an empty value.
 
 use clap::builder::NonEmptyStringValueParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 /// The parser of every path argument (and `--stem`): an empty value is a
 /// usage error (exit 2), not a path to try.
@@ -69,6 +69,30 @@ pub enum Command {
     /// code's length is the code size in the account's BasicData; a chunk
     /// within it that is absent is reported as an error (exit 1).
     Code(AddressArgs),
+    /// Write a multiproof of tree keys, or print an account proof, from a
+    /// database (opened read-only; nothing in it is written).
+    ///
+    /// With keys (arguments, or --keys-file): writes the canonical binary
+    /// multiproof of the keys (docs/proof-format.md) to --out and prints one
+    /// summary line: the number of keys (present, absent), the root and
+    /// the bytes written. With --account: prints the account proof, in the
+    /// shape of eth_getProof, as pretty JSON (and writes it to --out if
+    /// given). At the tip, or at --root: a block in memory or within the
+    /// revert window; any other root is an error (exit 1).
+    Prove(ProveArgs),
+    /// Verify a proof file against a state root (no database needed).
+    ///
+    /// A multiproof (from `ubt prove --out`): prints one line per key in
+    /// key order, `0x<key> 0x<value>` or `0x<key> absent` (the proof names
+    /// its keys: compare them with the keys you asked about). An account proof
+    /// (--account, the JSON of `ubt prove --account`): prints the verified
+    /// fields (`account absent`, or `account present` and the nonce,
+    /// balance, codeHash and codeSize), then one `slot 0x<64 hex> 0x<value>`
+    /// or `slot 0x<64 hex> absent` line per slot. A proof that does not
+    /// decode or does not verify (tampered, truncated, for another root,
+    /// or a JSON whose fields are not the proven ones) is one error line
+    /// with the reason, exit 1.
+    VerifyProof(VerifyProofArgs),
     /// Check every checksum and recompute every hash of a database.
     Verify(DbArgs),
     /// Print a database's shape, memory and I/O counters.
@@ -300,6 +324,10 @@ pub enum BenchCommand {
     /// state (1,000 and 10,000 of 100,000 accounts), and a sweep of how many
     /// blocks are kept in memory before persisting.
     Overlay(OverlayBenchArgs),
+    /// Proofs of recorded blocks' accesses: one multiproof per block
+    /// against one proof per key and go-ethereum's witness (bytes, build
+    /// and verify times, the stateless root checked).
+    Proofs(ProofBenchArgs),
     /// Generate a state (and raw blocks): chain-like with the ERC20 token
     /// and the sequential contract, or random raw keys. Deterministic for
     /// a seed.
@@ -313,6 +341,31 @@ pub enum BenchCommand {
     Sweep(SweepArgs),
     /// Write the report of existing metrics files.
     Report(ReportArgs),
+}
+
+/// Arguments of `ubt bench proofs`.
+#[derive(Args, Debug)]
+pub struct ProofBenchArgs {
+    /// Workload directory with a recorded blocks.jsonl (the
+    /// `workloads/<state>-<workload>` directories of a `ubt bench run`
+    /// output); repeat for several.
+    #[arg(long = "workload", value_name = "DIR", required = true, value_parser = non_empty())]
+    pub workloads: Vec<String>,
+    /// Working directory (the databases go here and are reused).
+    #[arg(long, value_name = "DIR", default_value = "ubt-bench-proofs", value_parser = non_empty())]
+    pub dir: String,
+    /// The database's group depth.
+    #[arg(long, default_value_t = ubt_engine::DEFAULT_GROUP_DEPTH, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub group_depth: u8,
+    /// Group depth of go-ethereum's witness (geth's default: 5).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub witness_group_depth: u8,
+    /// Blocks per workload (default: all recorded).
+    #[arg(long)]
+    pub blocks: Option<usize>,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
+    pub json: Option<String>,
 }
 
 /// Arguments of `ubt bench overlay`.
@@ -471,6 +524,53 @@ pub struct StorageArgs {
     /// number (digits only) up to 2^256 - 1.
     #[arg(value_name = "SLOT")]
     pub slot: String,
+}
+
+/// Arguments of `ubt prove`.
+#[derive(Args, Debug)]
+#[command(group(ArgGroup::new("proven").required(true).args(["keys", "keys_file", "account"])))]
+pub struct ProveArgs {
+    /// Database directory (opened read-only).
+    #[arg(long, value_name = "DIR", value_parser = non_empty())]
+    pub db: String,
+    /// Prove at this state root, 0x followed by 64 hex digits, instead of
+    /// the tip.
+    #[arg(long, value_name = "0xROOT")]
+    pub root: Option<String>,
+    /// File to write the proof to (created or truncated); required with
+    /// keys. Not inside the database directory.
+    #[arg(long, value_name = "FILE", value_parser = non_empty(), required_unless_present = "account")]
+    pub out: Option<String>,
+    /// Read the tree keys from FILE: one 0x<64 hex> key per line; blank
+    /// lines and `#` comments (a whole line, or after the key) are allowed.
+    #[arg(long, value_name = "FILE", value_parser = non_empty())]
+    pub keys_file: Option<String>,
+    /// Prove this account (0x followed by 40 hex digits) instead of tree
+    /// keys.
+    #[arg(long, value_name = "0xADDRESS")]
+    pub account: Option<String>,
+    /// With --account: a storage slot to prove, 0x followed by 1 to 64 hex
+    /// digits or a decimal number (repeat for several).
+    #[arg(long, value_name = "SLOT", conflicts_with_all = ["keys", "keys_file"])]
+    pub slot: Vec<String>,
+    /// Tree keys to prove, 0x followed by 64 hex digits each.
+    #[arg(value_name = "0xKEY")]
+    pub keys: Vec<String>,
+}
+
+/// Arguments of `ubt verify-proof`.
+#[derive(Args, Debug)]
+pub struct VerifyProofArgs {
+    /// The state root to verify against, 0x followed by 64 hex digits.
+    #[arg(long, value_name = "0xROOT")]
+    pub root: String,
+    /// FILE is an account proof (the JSON of `ubt prove --account`), not a
+    /// binary multiproof.
+    #[arg(long)]
+    pub account: bool,
+    /// The proof file.
+    #[arg(value_name = "FILE", value_parser = non_empty())]
+    pub file: String,
 }
 
 /// Arguments of commands that only need a database.

@@ -4,10 +4,13 @@
 //!   beside the device's limits.
 //! * [`overlay`]: `ubt bench overlay`, the state root over an overlay of
 //!   updated accounts and the persistence threshold.
+//! * [`proofs`]: `ubt bench proofs`, multiproofs of recorded blocks'
+//!   accesses beside per-key proofs and go-ethereum's witness.
 //! * [`runner`]: `ubt bench run` and `ubt bench sweep`, the studies'
 //!   workloads on ubt and the go-ethereum peer from the same state, cold,
 //!   with metrics and a report.
 
 pub mod overlay;
+pub mod proofs;
 pub mod runner;
 pub mod store;

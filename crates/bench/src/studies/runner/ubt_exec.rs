@@ -184,7 +184,7 @@ fn mgas_per_s(gas: u64, total_ms: f64) -> f64 {
 }
 
 /// The tree keys a read record reads.
-fn read_keys(record: &ReadRecord, out: &mut Vec<B256>) {
+pub fn read_keys(record: &ReadRecord, out: &mut Vec<B256>) {
     match record {
         ReadRecord::Account(address) => {
             out.push(basic_data_key(address));
