@@ -16,8 +16,22 @@ use ubt_spec::fuzzing::{
     geth_group_blob, geth_path, geth_stem_blob, proof_decode, seed_geth_blobs, seed_proofs, Mutator,
 };
 
-/// Mutations per target.
-const MUTATIONS: usize = 20_000;
+/// Mutations per target: 20,000 on every CI run; `UBT_LONG=1` runs 100
+/// times as many, and `UBT_FUZZ_MUTATIONS=N` exactly N (the long, recorded
+/// runs of docs/reliability.md).
+fn mutations() -> usize {
+    if let Some(n) = std::env::var("UBT_FUZZ_MUTATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return n;
+    }
+    if std::env::var_os("UBT_LONG").is_some() {
+        2_000_000
+    } else {
+        20_000
+    }
+}
 
 fn run(name: &str, body: fn(&[u8]) -> Result<(), String>, seeds: &[Vec<u8>]) {
     assert!(!seeds.is_empty(), "{name}: no seeds");
@@ -27,7 +41,8 @@ fn run(name: &str, body: fn(&[u8]) -> Result<(), String>, seeds: &[Vec<u8>]) {
             panic!("{name}: seed {}: {finding}", hex(seed));
         }
     }
-    for _ in 0..MUTATIONS {
+    let mutations = mutations();
+    for _ in 0..mutations {
         let seed = &seeds[mutator.below(seeds.len())];
         let other = &seeds[mutator.below(seeds.len())];
         let input = mutator.mutate(seed, other);
@@ -35,7 +50,7 @@ fn run(name: &str, body: fn(&[u8]) -> Result<(), String>, seeds: &[Vec<u8>]) {
             panic!("{name}: input {}: {finding}", hex(&input));
         }
     }
-    println!("{name}: {} seeds, {MUTATIONS} mutations", seeds.len());
+    println!("{name}: {} seeds, {mutations} mutations", seeds.len());
 }
 
 fn hex(bytes: &[u8]) -> String {
