@@ -324,6 +324,26 @@ impl Bucket {
         start..end
     }
 
+    /// Computes the hash of every stem that lacks one, in one batched call.
+    pub(crate) fn hash_all_stems(&mut self) {
+        self.hash_stems(std::iter::once(0..self.stems.len()));
+    }
+
+    /// Computes the hash of every stem of the sub-buckets holding `stems`
+    /// that lacks one, in one batched call (what proving keys of those
+    /// stems needs below the sub-bucket summaries).
+    pub(crate) fn hash_stems_near(&mut self, stems: impl IntoIterator<Item = Stem>) {
+        let mut wanted = [false; SUB_COUNT];
+        for stem in stems {
+            wanted[self.sub_of(&stem)] = true;
+        }
+        let ranges: Vec<std::ops::Range<usize>> = (0..SUB_COUNT)
+            .filter(|&sub| wanted[sub])
+            .map(|sub| self.sub_range(sub))
+            .collect();
+        self.hash_stems(ranges);
+    }
+
     /// Computes the hash of every stem in `ranges` that lacks one, all in
     /// one batched call (several stems hashed side by side).
     fn hash_stems(&mut self, ranges: impl IntoIterator<Item = std::ops::Range<usize>>) {

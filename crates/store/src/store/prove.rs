@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use alloy_primitives::B256;
+use rayon::prelude::*;
 use ubt_spec::geth::{witness_nodes, GethNode};
 use ubt_spec::key::Stem;
 use ubt_spec::proof::{self, Proof};
@@ -32,11 +33,25 @@ use crate::upper::{BucketId, NodeId};
 /// previous walk revealed, and a proof or witness needs two at most.
 const WALKS_MAX: usize = 8;
 
+/// Which stems of the loaded buckets to hash before a walk (batched and
+/// in parallel, rather than one by one as the walk meets them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prehash {
+    /// The sub-buckets the keys fall in: a proof needs the siblings of a
+    /// key's path below the stored sub-bucket summaries, nothing else.
+    KeySubBuckets,
+    /// Every stem of the keys' buckets: a geth witness also encodes group
+    /// blobs whose frontier lies anywhere in those buckets.
+    All,
+}
+
 impl Store {
     /// A multiproof of `keys` (any order; duplicates ignored) at
     /// `snapshot`'s root. See the module documentation for its cost.
     pub fn prove_at(&self, keys: &[B256], snapshot: &Snapshot) -> Result<Proof> {
-        self.walk_at(keys, snapshot, |view| proof::prove(view, keys))
+        self.walk_at(keys, snapshot, Prehash::KeySubBuckets, |view| {
+            proof::prove(view, keys)
+        })
     }
 
     /// The node blobs go-ethereum's `BinaryTrie.Witness()` returns after
@@ -55,7 +70,7 @@ impl Store {
                 "group depth {group_depth} is outside 1..=8"
             )));
         }
-        self.walk_at(keys, snapshot, |view| {
+        self.walk_at(keys, snapshot, Prehash::All, |view| {
             witness_nodes(view, group_depth, keys)
         })
     }
@@ -74,6 +89,7 @@ impl Store {
         &self,
         keys: &[B256],
         snapshot: &Snapshot,
+        prehash: Prehash,
         walk: impl Fn(&StateView<'_>) -> T,
     ) -> Result<T> {
         self.check_readable()?;
@@ -88,6 +104,7 @@ impl Store {
             .collect();
         let mut loaded = self.load_buckets(&wanted)?;
         let overrides = self.revert_into(&mut loaded, &older);
+        self.prehash(&mut loaded, keys, prehash);
         let mut view = StateView::new(&self.tree.trie, overrides);
         for (id, bucket) in loaded {
             view.insert(id, ViewBucket::new(bucket));
@@ -110,6 +127,8 @@ impl Store {
             }
             debug_assert!(missing.iter().all(|id| !view.has(*id)));
             wanted = missing;
+            // Not hashed ahead: a bucket met off the keys' paths is mostly
+            // asked for its top summaries, which it stores.
             for (id, bucket) in self.load_buckets(&wanted)? {
                 view.insert(id, ViewBucket::new(bucket));
             }
@@ -117,6 +136,29 @@ impl Store {
         Err(StoreError::io("walking the trie")(std::io::Error::other(
             "a walk kept asking for new buckets",
         )))
+    }
+
+    /// Hashes, in parallel across buckets and batched within each, the
+    /// stems a walk will need (see [`Prehash`]).
+    fn prehash(&self, loaded: &mut [(BucketId, Bucket)], keys: &[B256], prehash: Prehash) {
+        let mut stems_of: HashMap<BucketId, Vec<Stem>> = HashMap::new();
+        if prehash == Prehash::KeySubBuckets {
+            for key in keys {
+                let stem = Stem::of_key(key);
+                let bucket = self.tree.trie.locate(&stem).1;
+                stems_of.entry(bucket).or_default().push(stem);
+            }
+        }
+        loaded
+            .par_iter_mut()
+            .for_each(|(id, bucket)| match prehash {
+                Prehash::All => bucket.hash_all_stems(),
+                Prehash::KeySubBuckets => {
+                    if let Some(stems) = stems_of.get(id) {
+                        bucket.hash_stems_near(stems.iter().copied());
+                    }
+                }
+            });
     }
 
     /// Every key the layers newer than `snapshot` touched, with its value

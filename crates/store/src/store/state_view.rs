@@ -22,6 +22,9 @@ use crate::bucket::{compute_stem_hash, Bucket, SUB_BITS};
 use crate::summary::{combine, subtrie_summary, Occupancy, Summary};
 use crate::upper::{id_of, BucketId, Link, NodeId, UpperTrie, ROOT};
 
+// `ViewBucket::range_summary` reads the levels of the sub-buckets as two.
+const _: () = assert!(SUB_BITS == 2);
+
 /// A loaded bucket, at the view's root, with its stems' hashes computed on
 /// first use.
 #[derive(Debug)]
@@ -61,14 +64,13 @@ impl ViewBucket {
         }
         let prefix_len = self.bucket.prefix().len();
         let subs = self.bucket.sub_summaries();
-        if depth < prefix_len + SUB_BITS {
-            // Whole sub-buckets: combine their stored summaries.
+        if depth <= prefix_len + SUB_BITS {
+            // Whole sub-buckets: their stored summaries, combined.
             let first = crate::bucket::sub_bucket_of(prefix_len, &self.bucket.stems()[lo].stem);
-            return if depth == prefix_len {
-                combine(&combine(&subs[0], &subs[1]), &combine(&subs[2], &subs[3]))
-            } else {
-                let pair = first & !1;
-                combine(&subs[pair], &subs[pair + 1])
+            return match depth - prefix_len {
+                0 => combine(&combine(&subs[0], &subs[1]), &combine(&subs[2], &subs[3])),
+                1 => combine(&subs[first & !1], &subs[first | 1]),
+                _ => subs[first],
             };
         }
         let hashed: Vec<(Stem, Hash)> = (lo..hi)
