@@ -33,9 +33,12 @@ fn main() -> std::io::Result<()> {
     write("geth_stem_blob", &stems)?;
     write("geth_group_blob", &groups)?;
     write("geth_path", &paths)?;
+    write("proof_decode", &ubt_spec::fuzzing::seed_proofs())?;
     let cli = ubt_cli::fuzzing::seeds();
     write("json_lines", &cli.json_lines)?;
     write("binary_records", &cli.binary_records)?;
     write("hex_args", &cli.hex_args)?;
+    let accounts = ubt_cli::fuzzing::seed_account_proofs().map_err(std::io::Error::other)?;
+    write("account_proof_json", &accounts)?;
     Ok(())
 }

@@ -10,7 +10,9 @@
     clippy::cast_possible_truncation
 )]
 
-use ubt_cli::fuzzing::{binary_records, hex_args, json_lines, seeds};
+use ubt_cli::fuzzing::{
+    account_proof_json, binary_records, hex_args, json_lines, seed_account_proofs, seeds,
+};
 use ubt_spec::fuzzing::Mutator;
 
 type Body = fn(&[u8]) -> Result<(), String>;
@@ -40,6 +42,16 @@ fn parser_bodies_hold_over_seeds_and_mutations() {
         20_000,
     );
     run("hex_args", hex_args, &seeds.hex_args, 20_000);
+}
+
+#[test]
+fn account_proof_body_holds_over_seeds_and_mutations() {
+    run(
+        "account_proof_json",
+        account_proof_json,
+        &seed_account_proofs().unwrap(),
+        20_000,
+    );
 }
 
 /// Inputs that once made a hex parser panic or accept what is not hex
