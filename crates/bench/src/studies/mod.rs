@@ -9,8 +9,10 @@
 //! * [`runner`]: `ubt bench run` and `ubt bench sweep`, the studies'
 //!   workloads on ubt and the go-ethereum peer from the same state, cold,
 //!   with metrics and a report.
+//! * [`witness_keys`]: the tree keys go-ethereum's trie looks up for a recorded block.
 
 pub mod overlay;
 pub mod proofs;
 pub mod runner;
 pub mod store;
+pub mod witness_keys;

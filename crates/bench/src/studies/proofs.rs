@@ -12,7 +12,8 @@
 //!   proofs cost): total bytes, time to build and to verify them all;
 //! * go-ethereum's witness (`BinaryTrie.Witness()`: the node blobs its
 //!   trie resolves for the same accesses, at geth's group depth): bytes
-//!   and blob count (computed by `Db::witness`, which the test
+//!   and blob count (computed by `Db::witness` for the keys geth's trie
+//!   looks up, `witness_keys::geth_witness_keys`, which the test
 //!   `crates/bench/tests/geth_witness.rs` checks against go-ethereum's own
 //!   recording byte for byte).
 //!
@@ -29,6 +30,7 @@ use ubt_engine::{verify_proof, Db, Options, Root};
 use super::runner::blocks::{read_blocks, ReplayBlock};
 use super::runner::db_cache;
 use super::runner::ubt_exec::{read_keys, tree_writes};
+use super::witness_keys::geth_witness_keys;
 use crate::error::BenchError;
 use crate::gen::tree_entries;
 use crate::measure::cold::make_cold;
@@ -265,9 +267,13 @@ fn prove_block(
         .map_err(|e| mismatch(format!("stateless apply: {e}")))?;
     let stateless_ms = ms(started);
     let per_key = per_key_proofs(db, &pre_root, &keys)?;
+    // geth's trie looks up a slightly different set than the block's tree
+    // keys (no slot of an absent account, code chunks only on a code
+    // change): its witness is for the keys it looks up.
+    let geth_keys = geth_witness_keys(block, &*db)?;
     let started = Instant::now();
     let witness = db
-        .witness(&keys, config.witness_group_depth)
+        .witness(&geth_keys, config.witness_group_depth)
         .map_err(engine("building the witness"))?;
     let witness_build_ms = ms(started);
     let post_root = db.apply(&writes).map_err(engine("applying the block"))?;
