@@ -165,10 +165,16 @@ fn run_workload(
     if let Some(max) = config.blocks_max {
         blocks.truncate(max);
     }
-    let pristine = config
-        .dir
-        .join("db")
-        .join(format!("{}-gd{}", meta.name, config.group_depth));
+    // One pristine database per state file (workloads of one state share
+    // it, hard-linked or not): named by the file's device and inode.
+    let state = workload.join("state.jsonl");
+    let identity = std::fs::metadata(&state).map_err(|e| BenchError::io_at("reading", &state, e))?;
+    let pristine = config.dir.join("db").join(format!(
+        "state-{:x}-{:x}-gd{}",
+        std::os::unix::fs::MetadataExt::dev(&identity),
+        std::os::unix::fs::MetadataExt::ino(&identity),
+        config.group_depth
+    ));
     let tree_entries = build_pristine(config, workload, &pristine, progress)?;
     let run_dir = config.dir.join("run");
     db_cache::fresh_copy(&pristine, &run_dir, true)?;
