@@ -5,6 +5,8 @@
 //! or on disk, and every proof verifies to the reference values. The same
 //! for go-ethereum's witness (`Db::witness`): equal to the spec's witness
 //! walker over the reference tree, blob for blob, at every group depth.
+//! And a stateless client's post-state root from the database's proof
+//! equals the database's root after the block.
 
 // Test code: a failed unwrap is a failed test, and casts narrow test data.
 #![allow(
@@ -119,7 +121,13 @@ fn run_seed(seed: u64, group_depth: u8) {
             })
             .collect();
         used.extend(writes.iter().map(|(k, _)| *k));
+        // A stateless client's post-state root, from the database's proof
+        // of the block's keys at the pre-state and the writes.
+        let written: Vec<B256> = writes.iter().map(|(k, _)| *k).collect();
+        let pre_proof = db.prove(&written).unwrap();
+        let stateless = ubt_spec::stateless::apply(&db.root().0, &pre_proof, &writes).unwrap();
         let root = db.apply(&writes).unwrap();
+        assert_eq!(root, B256::from(stateless), "stateless root");
         reference.insert_batch(&writes);
         assert_eq!(root, B256::from(reference.compute_root()));
         history.push((root, reference.clone()));
