@@ -9,9 +9,9 @@
 //!   report).
 //! * [`measure`]: the device's own limits, the cold-cache protocol
 //!   (`mincore(2)`-checked), device write counters and machine facts.
-//! * [`gen`]: the workload generator (raw and chain-like states, the
-//!   ERC20 token) and the conversion of a state file into sorted tree
-//!   entries.
+//! * [`gen`]: the workload generator (raw, chain-like and hot-contracts
+//!   states, the ERC20 token) and the conversion of a state file into
+//!   sorted tree entries.
 //! * [`formats`]: the per-block metrics lines of `ubt bench run` and the
 //!   go-ethereum peer (docs/workload-format.md), bounded line reading, the
 //!   natural order of labels (`gd2 < gd10`).

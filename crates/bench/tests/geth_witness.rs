@@ -483,6 +483,7 @@ fn code_change_workload(dir: &Path) -> PathBuf {
         erc20: None,
         chain: None,
         sequential: None,
+        hot_contracts: None,
     }
     .write(&state)
     .unwrap();

@@ -180,6 +180,10 @@ pub enum GenMode {
     Chain,
     /// Random 32-byte keys and values, with read and write blocks.
     Raw,
+    /// A few hot contracts with 10^5-10^6 slots beside a chain-like state,
+    /// with blocks that pick contracts by a Zipf law (s = 1) and slots
+    /// uniformly within them.
+    HotContracts,
 }
 
 /// Arguments of `ubt bench gen`.
@@ -191,30 +195,48 @@ pub struct GenArgs {
     /// Kind of state.
     #[arg(long, value_enum, default_value_t = GenMode::Chain)]
     pub mode: GenMode,
-    /// Tree entries (chain) or keys (raw).
+    /// Tree entries (chain, hot-contracts) or keys (raw).
     #[arg(long, default_value_t = 1_000_000)]
     pub entries: u64,
     /// Seed: the same seed writes the same bytes.
     #[arg(long, default_value_t = 25519)]
     pub seed: u64,
-    /// Chain mode: ERC20 holders (the group-depth study's token had 167,772).
-    #[arg(long, default_value_t = 167_772)]
-    pub holders: u64,
-    /// Chain mode: preset slots of the sequential-slot contract.
-    #[arg(long, default_value_t = 150_000)]
-    pub sequential_slots: u64,
+    /// Chain and hot-contracts modes: ERC20 holders [default: 167772 in
+    /// chain mode (the group-depth study's token had 167,772), 0 in
+    /// hot-contracts mode].
+    #[arg(long)]
+    pub holders: Option<u64>,
+    /// Chain and hot-contracts modes: preset slots of the sequential-slot
+    /// contract (0: none) [default: 150000 in chain mode, 0 in
+    /// hot-contracts mode].
+    #[arg(long)]
+    pub sequential_slots: Option<u64>,
     /// Raw mode: read blocks.
     #[arg(long, default_value_t = 3)]
     pub read_blocks: u64,
-    /// Raw mode: distinct keys read per block.
+    /// Raw mode: distinct keys read per block; hot-contracts mode:
+    /// distinct slots read per block, the written ones included.
     #[arg(long, default_value_t = 4096)]
     pub reads_per_block: u64,
     /// Raw mode: write blocks.
     #[arg(long, default_value_t = 3)]
     pub write_blocks: u64,
-    /// Raw mode: distinct keys updated per block.
-    #[arg(long, default_value_t = 4096)]
-    pub writes_per_block: u64,
+    /// Raw mode: distinct keys updated per block; hot-contracts mode: slots
+    /// written per block, among the ones read [default: 4096 in raw mode,
+    /// 512 in hot-contracts mode].
+    #[arg(long)]
+    pub writes_per_block: Option<u64>,
+    /// Hot-contracts mode: hot contracts; the k-th largest has
+    /// floor(S1 / k) slots, S1 = min(1000000, entries / 10).
+    #[arg(long, default_value_t = 32)]
+    pub hot_contracts: u64,
+    /// Hot-contracts mode: blocks.
+    #[arg(long, default_value_t = 8)]
+    pub blocks: u64,
+    /// Hot-contracts mode: of the writes per block, new slots [default:
+    /// writes per block / 8].
+    #[arg(long)]
+    pub new_slots_per_block: Option<u64>,
 }
 
 /// Options shared by `ubt bench run` and `ubt bench sweep`.
@@ -229,8 +251,9 @@ pub struct RunCommonArgs {
     pub out: String,
     /// Workloads, comma-separated: erc20_balanceof, erc20_approve,
     /// erc20_mixed_R_W (10_90 30_70 50_50 70_30 90_10), sload_seq,
-    /// sstore_seq, replay. Default: the ERC20 and sequential workloads on a
-    /// chain-like state, its own blocks on a raw one.
+    /// sstore_seq, replay, hot_contracts. Default: the ERC20 and sequential
+    /// workloads on a chain-like state, hot_contracts on a hot-contracts
+    /// state, its own blocks on a raw one.
     #[arg(long, value_delimiter = ',')]
     pub workloads: Option<Vec<String>>,
     /// Block shape of the EVM workloads.
@@ -329,8 +352,8 @@ pub enum BenchCommand {
     /// and verify times, the stateless root checked).
     Proofs(ProofBenchArgs),
     /// Generate a state (and raw blocks): chain-like with the ERC20 token
-    /// and the sequential contract, or random raw keys. Deterministic for
-    /// a seed.
+    /// and the sequential contract, random raw keys, or hot contracts with
+    /// Zipf-distributed blocks. Deterministic for a seed.
     Gen(GenArgs),
     /// Run workloads on ubt and, when Go is installed, on go-ethereum
     /// (binary trie and MPT) from the same state, cold, and write the

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 use ubt_spec::chunk::CHUNK_CODE_BYTES;
 
 use super::erc20::{erc20_entries, erc20_meta, write_erc20, ETHER};
-use super::meta::{ChainMeta, WorkloadMeta, FORMAT};
+use super::meta::{ChainMeta, Erc20Meta, SequentialMeta, WorkloadMeta, FORMAT};
 use super::rng::GenRng;
 use super::sequential::{sequential_entries, sequential_meta, write_sequential};
 use super::write::LineWriter;
@@ -207,15 +207,180 @@ pub fn gen_chain(
     let plan = plan(params);
     let seed = params.seed;
     let total = params.target_entries;
-    let erc20 = erc20_meta(seed, params.holders);
     let mut out = LineWriter::create(&dir.join("state.jsonl"))?;
-    let mut entries = write_erc20(&mut out, &erc20, progress, total)?;
+    let (erc20, sequential, mut entries) =
+        write_studies_contracts(&mut out, params, total, progress)?;
+    let random = write_random_state(&mut out, seed, &plan, entries, total, progress)?;
+    entries += random.entries;
+    let (state_records, state_bytes) = out.finish()?;
+    progress(Progress::new(Stage::State, entries, total));
+    LineWriter::create(&dir.join("blocks.jsonl"))?.finish()?;
+
+    let meta = WorkloadMeta {
+        format: FORMAT,
+        name: params.name.clone(),
+        mode: "accounts".to_owned(),
+        seed,
+        description: format!(
+            "chain-like state: {}; ERC20 token with {} holders; \
+             sequential-slot contract with {} preset slots",
+            random.describe(&plan),
+            params.holders,
+            params.sequential_slots
+        ),
+        state_records,
+        blocks: 0,
+        tree_entries: Some(entries),
+        erc20: Some(erc20),
+        chain: Some(random.meta(params, &plan)),
+        sequential,
+        hot_contracts: None,
+    };
+    meta.write(dir)?;
+    Ok(ChainReport {
+        dir: dir.to_owned(),
+        meta,
+        state_bytes,
+    })
+}
+
+/// Writes the studies' contracts `params` asks for: the ERC20 token and
+/// its actors, then the sequential-slot contract if it has slots (progress
+/// out of `total` entries). Returns their descriptions and the tree
+/// entries written.
+pub(crate) fn write_studies_contracts(
+    out: &mut LineWriter,
+    params: &ChainParams,
+    total: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Erc20Meta, Option<SequentialMeta>, u64), BenchError> {
+    let seed = params.seed;
+    let erc20 = erc20_meta(seed, params.holders);
+    let mut entries = write_erc20(out, &erc20, progress, total)?;
     let sequential =
         (params.sequential_slots > 0).then(|| sequential_meta(seed, params.sequential_slots));
     if let Some(meta) = &sequential {
-        entries += write_sequential(&mut out, meta, progress, entries, total)?;
+        entries += write_sequential(out, meta, progress, entries, total)?;
+    }
+    Ok((erc20, sequential, entries))
+}
+
+/// What [`write_random_state`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RandomState {
+    /// Random contracts.
+    pub contracts: u64,
+    /// Their storage slots.
+    pub slots: u64,
+    /// Their code chunks.
+    pub code_chunks: u64,
+    /// Tree entries of the EOAs and the contracts.
+    pub entries: u64,
+}
+
+impl RandomState {
+    /// The description's words on the random accounts.
+    pub fn describe(&self, plan: &ChainPlan) -> String {
+        format!(
+            "{} EOAs, {} contracts with {} slots (Pareto alpha {PARETO_ALPHA}, {}..={} per contract)",
+            plan.eoas, self.contracts, self.slots, plan.min_slots, plan.max_slots
+        )
     }
 
+    /// The `chain` object of `workload.json`.
+    pub fn meta(&self, params: &ChainParams, plan: &ChainPlan) -> ChainMeta {
+        ChainMeta {
+            target_entries: params.target_entries,
+            eoa_share: params.eoa_share,
+            eoas: plan.eoas,
+            contracts: self.contracts,
+            slots: self.slots,
+            code_chunks: self.code_chunks,
+            min_slots: plan.min_slots,
+            max_slots: plan.max_slots,
+            erc20_entries: plan.erc20_entries,
+            sequential_entries: plan.sequential_entries,
+        }
+    }
+}
+
+/// A random contract's account fields, drawn from the start of its
+/// stream; its code is left in the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ContractDraw {
+    /// Its address.
+    pub address: [u8; 20],
+    /// Its nonce.
+    pub nonce: u64,
+    /// Its balance in wei.
+    pub balance: u128,
+    /// Its code length in bytes.
+    pub code_len: u64,
+}
+
+impl ContractDraw {
+    /// Tree entries of the account without its storage: two header
+    /// leaves and the code chunks.
+    pub fn header_entries(&self) -> u64 {
+        2 + self.code_chunks()
+    }
+
+    /// Code chunks of its code.
+    pub fn code_chunks(&self) -> u64 {
+        self.code_len.div_ceil(CHUNK_CODE_BYTES as u64)
+    }
+}
+
+/// Draws a random contract (address, code of uniform length in
+/// `[CODE_LEN_MIN, CODE_LEN_END)` into `code`, balance, nonce) from `rng`.
+pub(crate) fn draw_contract(rng: &mut GenRng, code: &mut Vec<u8>) -> ContractDraw {
+    let address = rng.bytes20();
+    let code_len = CODE_LEN_MIN + rng.below(CODE_LEN_END - CODE_LEN_MIN);
+    #[allow(clippy::cast_possible_truncation)] // below CODE_LEN_END (2048)
+    code.resize(code_len as usize, 0);
+    rng.fill(code);
+    let balance = rng.below_u128(CONTRACT_BALANCE_ETH * ETHER);
+    let nonce = rng.below(NONCE_END);
+    ContractDraw {
+        address,
+        nonce,
+        balance,
+        code_len,
+    }
+}
+
+/// A storage slot's random key and random non-zero value.
+pub(crate) fn draw_slot(rng: &mut GenRng) -> ([u8; 32], [u8; 32]) {
+    (rng.bytes32(), rng.nonzero_bytes32())
+}
+
+/// Random contract `index` of `plan`: its account, its slot count, and its
+/// stream positioned at its first slot ([`draw_slot`] gives the slots in
+/// order).
+pub(crate) fn chain_contract(
+    seed: u64,
+    index: u64,
+    plan: &ChainPlan,
+    code: &mut Vec<u8>,
+) -> (ContractDraw, u64, GenRng) {
+    let mut rng = GenRng::stream(seed, tag::CONTRACT, index);
+    let contract = draw_contract(&mut rng, code);
+    let slot_count = rng.pareto(PARETO_ALPHA, plan.min_slots, plan.max_slots);
+    (contract, slot_count, rng)
+}
+
+/// Writes the random part of a chain-like state, after `before` entries
+/// of `total`: `plan.eoas` EOAs, then contracts with their slots until
+/// their entries reach `plan.contract_budget`.
+pub(crate) fn write_random_state(
+    out: &mut LineWriter,
+    seed: u64,
+    plan: &ChainPlan,
+    before: u64,
+    total: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RandomState, BenchError> {
+    let mut entries = before;
     let mut next_report = entries + PROGRESS_EVERY;
     let mut report = |entries: u64, progress: &mut dyn FnMut(Progress)| {
         if entries >= next_report {
@@ -233,72 +398,27 @@ pub fn gen_chain(
         report(entries, progress);
     }
 
-    let (mut contracts, mut slots, mut code_chunks, mut contract_entries) = (0u64, 0u64, 0u64, 0);
+    let mut written = RandomState::default();
+    let mut contract_entries = 0;
     #[allow(clippy::cast_possible_truncation)] // a constant, 2048
     let mut code = Vec::with_capacity(CODE_LEN_END as usize);
     while contract_entries < plan.contract_budget {
-        let mut rng = GenRng::stream(seed, tag::CONTRACT, contracts);
-        let address = rng.bytes20();
-        let len = CODE_LEN_MIN + rng.below(CODE_LEN_END - CODE_LEN_MIN);
-        #[allow(clippy::cast_possible_truncation)] // below CODE_LEN_END (2048)
-        code.resize(len as usize, 0);
-        rng.fill(&mut code);
-        let balance = rng.below_u128(CONTRACT_BALANCE_ETH * ETHER);
-        let nonce = rng.below(NONCE_END);
-        let slot_count = rng.pareto(PARETO_ALPHA, plan.min_slots, plan.max_slots);
-        out.account(&address, nonce, balance, &code)?;
+        let (contract, slot_count, mut rng) =
+            chain_contract(seed, written.contracts, plan, &mut code);
+        out.account(&contract.address, contract.nonce, contract.balance, &code)?;
         for _ in 0..slot_count {
-            let key = rng.bytes32();
-            let value = rng.nonzero_bytes32();
-            out.slot(&address, &key, &value)?;
+            let (key, value) = draw_slot(&mut rng);
+            out.slot(&contract.address, &key, &value)?;
         }
-        let chunks = len.div_ceil(CHUNK_CODE_BYTES as u64);
-        contracts += 1;
-        slots += slot_count;
-        code_chunks += chunks;
-        contract_entries += 2 + chunks + slot_count;
-        entries += 2 + chunks + slot_count;
+        written.contracts += 1;
+        written.slots += slot_count;
+        written.code_chunks += contract.code_chunks();
+        contract_entries += contract.header_entries() + slot_count;
+        entries += contract.header_entries() + slot_count;
         report(entries, progress);
     }
-    let (state_records, state_bytes) = out.finish()?;
-    progress(Progress::new(Stage::State, entries, total));
-    LineWriter::create(&dir.join("blocks.jsonl"))?.finish()?;
-
-    let meta = WorkloadMeta {
-        format: FORMAT,
-        name: params.name.clone(),
-        mode: "accounts".to_owned(),
-        seed,
-        description: format!(
-            "chain-like state: {} EOAs, {contracts} contracts with {slots} slots \
-             (Pareto alpha {PARETO_ALPHA}, {}..={} per contract); \
-             ERC20 token with {} holders; sequential-slot contract with {} preset slots",
-            plan.eoas, plan.min_slots, plan.max_slots, params.holders, params.sequential_slots
-        ),
-        state_records,
-        blocks: 0,
-        tree_entries: Some(entries),
-        erc20: Some(erc20),
-        chain: Some(ChainMeta {
-            target_entries: params.target_entries,
-            eoa_share: params.eoa_share,
-            eoas: plan.eoas,
-            contracts,
-            slots,
-            code_chunks,
-            min_slots: plan.min_slots,
-            max_slots: plan.max_slots,
-            erc20_entries: plan.erc20_entries,
-            sequential_entries: plan.sequential_entries,
-        }),
-        sequential,
-    };
-    meta.write(dir)?;
-    Ok(ChainReport {
-        dir: dir.to_owned(),
-        meta,
-        state_bytes,
-    })
+    written.entries = entries - before;
+    Ok(written)
 }
 
 #[cfg(test)]

@@ -42,6 +42,10 @@ pub struct WorkloadMeta {
     /// The sequential-slot contract, for workloads that hold one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialMeta>,
+    /// The hot contracts and the blocks over them, for a hot-contracts
+    /// state ([`crate::gen::hot`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_contracts: Option<HotContractsMeta>,
 }
 
 impl WorkloadMeta {
@@ -135,6 +139,64 @@ pub struct ChainMeta {
     /// Tree entries of the sequential-slot contract.
     #[serde(default)]
     pub sequential_entries: u64,
+}
+
+/// The `hot_contracts` object: the hot contracts of a hot-contracts state
+/// and the shape of its blocks ([`crate::gen::hot`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HotContractsMeta {
+    /// Tree entries asked for, the whole state's.
+    pub target_entries: u64,
+    /// Hot contracts (`H`).
+    pub contracts: u64,
+    /// Slots of the largest (`S1 = min(1,000,000, target_entries / 10)`).
+    pub largest: u64,
+    /// Slots of each hot contract, largest first: `max(1, floor(S1 / k))`
+    /// for `k` in `1..=H`.
+    pub sizes: Vec<u64>,
+    /// Their addresses, in the order of `sizes`.
+    #[serde(with = "hex_addresses")]
+    pub addresses: Vec<Address>,
+    /// Slots of all hot contracts.
+    pub slots: u64,
+    /// Tree entries of all hot contracts (headers, code chunks, slots).
+    pub entries: u64,
+    /// Contracts the blocks pick from by rank: the hot ones, then the
+    /// random contracts of the rest of the state.
+    pub ranked_contracts: u64,
+    /// Exponent of the Zipf law over the ranks.
+    pub zipf_s: f64,
+    /// Blocks in `blocks.jsonl`.
+    pub blocks: u64,
+    /// Distinct slots each block reads (the written ones included).
+    pub reads_per_block: u64,
+    /// Slots each block writes, among the ones it reads.
+    pub writes_per_block: u64,
+    /// Of the writes, slots that did not exist (new random keys).
+    pub new_slots_per_block: u64,
+}
+
+/// Lowercase `0x` hex for lists of addresses.
+mod hex_addresses {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(list: &[Address], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(
+            list.iter()
+                .map(|a| crate::gen::write::hex_string(a.as_slice())),
+        )
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Address>, D::Error> {
+        let texts = Vec::<String>::deserialize(deserializer)?;
+        texts
+            .iter()
+            .map(|text| Address::from_str(text).map_err(serde::de::Error::custom))
+            .collect()
+    }
 }
 
 /// Lowercase `0x` hex for addresses (the format's spelling).

@@ -9,6 +9,10 @@
 //!   with power-law storage, sized in tree entries, plus the studies'
 //!   ERC20 token ([`erc20`]), its attack contract and sender, and the
 //!   sequential-slot contract ([`sequential`]).
+//! * [`gen_hot_contracts`] ([`hot`]): a few hot contracts with 10^5 to
+//!   10^6 slots (sizes `S1 / k`) beside a chain-like state, and blocks
+//!   that pick contracts by a Zipf law over their ranks and slots
+//!   uniformly within each.
 //! * [`tree_entries`], [`logical_root`], [`read_codes`] ([`convert`]):
 //!   `state.jsonl` to the sorted leaf stream `ubt_engine::Db::build`
 //!   takes, its root, and the code the EVM needs.
@@ -22,6 +26,7 @@
 pub mod chain;
 pub mod convert;
 pub mod erc20;
+pub mod hot;
 pub mod meta;
 pub mod raw;
 pub mod rng;
@@ -33,7 +38,8 @@ use std::fmt;
 pub use chain::{gen_chain, ChainParams, ChainReport};
 pub use convert::{logical_root, read_codes, tree_entries, StateRecord, TreeEntries};
 pub use erc20::{erc20_entries, erc20_meta};
-pub use meta::{ChainMeta, Erc20Meta, SequentialMeta, WorkloadMeta};
+pub use hot::{gen_hot_contracts, HotParams, HotReport};
+pub use meta::{ChainMeta, Erc20Meta, HotContractsMeta, SequentialMeta, WorkloadMeta};
 pub use raw::{gen_raw, RawBlocks, RawReport};
 pub use sequential::{sequential_entries, sequential_meta};
 
@@ -53,6 +59,12 @@ pub(crate) mod tag {
     pub const ERC20: u64 = 12;
     /// The sequential-slot contract's address.
     pub const SEQUENTIAL: u64 = 13;
+    /// Hot contract `k`'s account.
+    pub const HOT_CONTRACT: u64 = 14;
+    /// Slot `i` of hot contract `k` (index `k << 40 | i`).
+    pub const HOT_SLOT: u64 = 15;
+    /// Hot-contracts block `n`.
+    pub const HOT_BLOCKS: u64 = 16;
 }
 
 /// Records between two progress reports while writing state.

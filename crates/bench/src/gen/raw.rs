@@ -96,6 +96,7 @@ pub fn gen_raw(
         erc20: None,
         chain: None,
         sequential: None,
+        hot_contracts: None,
     };
     let reads_meta = meta(
         RAW_READS,

@@ -168,7 +168,8 @@ fn run_workload(
     // One pristine database per state file (workloads of one state share
     // it, hard-linked or not): named by the file's device and inode.
     let state = workload.join("state.jsonl");
-    let identity = std::fs::metadata(&state).map_err(|e| BenchError::io_at("reading", &state, e))?;
+    let identity =
+        std::fs::metadata(&state).map_err(|e| BenchError::io_at("reading", &state, e))?;
     let pristine = config.dir.join("db").join(format!(
         "state-{:x}-{:x}-gd{}",
         std::os::unix::fs::MetadataExt::dev(&identity),

@@ -85,10 +85,10 @@ pub fn evm_blocks(
                 let tx = sequential_tx(actors.sender, contract, n, start, offset, shape.gas());
                 (tx, start + n)
             }
-            Workload::Replay => {
-                return Err(invalid(
-                    "replay blocks come from blocks.jsonl, not from the EVM".into(),
-                ))
+            Workload::Replay | Workload::HotContracts => {
+                return Err(invalid(format!(
+                    "{workload} blocks come from blocks.jsonl, not from the EVM"
+                )))
             }
         };
         blocks.push(vec![tx]);

@@ -136,7 +136,8 @@ impl<'a> Runs<'a> {
                 let pristine_dir = cfg.pristine(self.db_root, &plan.key);
                 let expected_blocks = match &runs.evm {
                     Some(blocks) => blocks.len() as u64,
-                    None => config.blocks,
+                    // Replayed: the state directory's own blocks.
+                    None => plan.meta.blocks,
                 };
                 events(RunEvent::Phase {
                     label: format!(

@@ -31,6 +31,11 @@ pub enum Workload {
     /// The blocks of the workload directory itself (`blocks.jsonl`), e.g.
     /// the generator's `raw_reads` and `raw_writes`.
     Replay,
+    /// The blocks of a hot-contracts state (`ubt bench gen --mode
+    /// hot-contracts`, [`crate::gen::hot`]), replayed from its
+    /// `blocks.jsonl`: Zipf-distributed slot reads and writes over a few
+    /// large contracts and a chain-like rest.
+    HotContracts,
 }
 
 impl Workload {
@@ -49,9 +54,10 @@ impl Workload {
     ];
 
     /// True when the EVM executes the blocks (they are recorded into
-    /// `blocks.jsonl` for engines that replay).
+    /// `blocks.jsonl` for engines that replay); false for the workloads
+    /// replayed from the state directory's own `blocks.jsonl`.
     pub fn executes(self) -> bool {
-        self != Workload::Replay
+        !matches!(self, Workload::Replay | Workload::HotContracts)
     }
 
     /// The name in metrics and reports, with the block shape when it is
@@ -76,6 +82,7 @@ impl fmt::Display for Workload {
             Workload::SloadSeq => f.write_str("sload_seq"),
             Workload::SstoreSeq => f.write_str("sstore_seq"),
             Workload::Replay => f.write_str("replay"),
+            Workload::HotContracts => f.write_str("hot_contracts"),
         }
     }
 }
@@ -85,7 +92,7 @@ impl fmt::Display for Workload {
 #[error(
     "unknown workload {0:?}: expected erc20_balanceof, erc20_approve, \
      erc20_mixed_<sload>_<sstore> (10_90, 30_70, 50_50, 70_30, 90_10), \
-     sload_seq, sstore_seq or replay"
+     sload_seq, sstore_seq, replay or hot_contracts"
 )]
 pub struct UnknownWorkload(pub String);
 
@@ -100,6 +107,7 @@ impl FromStr for Workload {
             "sload_seq" => Workload::SloadSeq,
             "sstore_seq" => Workload::SstoreSeq,
             "replay" => Workload::Replay,
+            "hot_contracts" => Workload::HotContracts,
             _ => {
                 let ratio = text.strip_prefix("erc20_mixed_").ok_or_else(unknown)?;
                 let (sload, sstore) = ratio.split_once('_').ok_or_else(unknown)?;
@@ -137,6 +145,7 @@ mod tests {
     fn names_round_trip() {
         let mut all = Workload::DEFAULT_CHAIN.to_vec();
         all.push(Workload::Replay);
+        all.push(Workload::HotContracts);
         for (sload_pct, sstore_pct) in MIXED_RATIOS {
             all.push(Workload::Erc20Mixed {
                 sload_pct,

@@ -18,8 +18,13 @@
 //!
 //! EVM workloads are executed by ubt (revm over the database); the first
 //! run records the blocks' accesses into the workload directory's
-//! `blocks.jsonl`, which the peer then replays. ubt's block roots are
-//! checked against geth's binary trie: a difference stops the run.
+//! `blocks.jsonl`, which the peer then replays. Replayed workloads
+//! (`replay`, `hot_contracts`) come with their state directory's own
+//! `blocks.jsonl`: ubt reads every recorded access one at a time (`gdG`)
+//! or all of a block's at once (`gdG-prefetch`), then applies, hashes and
+//! commits; the peer replays the same file through geth's `StateDB`.
+//! ubt's block roots are checked against geth's binary trie: a difference
+//! stops the run.
 //!
 //! Results are appended to `<out>/metrics.jsonl` one run at a time; a run
 //! already there is not repeated, so an interrupted invocation resumes
@@ -80,8 +85,9 @@ pub struct RunConfig {
     /// Where metrics, the report, loaded databases and recorded workloads go.
     pub out_dir: PathBuf,
     /// Workloads; `None` runs each state's defaults (the ERC20 and
-    /// sequential workloads on a chain-like state, its own blocks on a
-    /// state directory that has `blocks.jsonl`).
+    /// sequential workloads on a chain-like state, `hot_contracts` on a
+    /// hot-contracts state, its own blocks on another state directory
+    /// that has `blocks.jsonl`).
     pub workloads: Option<Vec<Workload>>,
     /// Block shape of the EVM workloads.
     pub shape: BlockShape,

@@ -172,6 +172,33 @@ fn link_state(from: &Path, to: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// A workload replayed from the state directory's own `blocks.jsonl`:
+/// the workload, its name in metrics and its directory (the state's).
+fn replayed(
+    workload: Workload,
+    dir: &Path,
+    meta: &WorkloadMeta,
+    has_blocks: bool,
+) -> Result<(Workload, String, PathBuf), BenchError> {
+    if !has_blocks {
+        return Err(invalid(format!(
+            "{} has no blocks.jsonl to replay",
+            dir.display()
+        )));
+    }
+    if workload != Workload::HotContracts {
+        return Ok((workload, meta.name.clone(), dir.to_owned()));
+    }
+    if meta.hot_contracts.is_none() {
+        return Err(invalid(format!(
+            "{workload} needs a hot-contracts state (`ubt bench gen --mode hot-contracts`); \
+             {} is not one",
+            dir.display()
+        )));
+    }
+    Ok((workload, workload.to_string(), dir.to_owned()))
+}
+
 /// Resolves the states and their workloads, creating the directories of
 /// EVM workloads under `<out>/workloads/`.
 pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchError> {
@@ -189,19 +216,14 @@ pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchErr
         let has_blocks = dir.join("blocks.jsonl").is_file();
         let workloads = match &config.workloads {
             Some(list) => list.clone(),
+            None if has_blocks && meta.hot_contracts.is_some() => vec![Workload::HotContracts],
             None if has_blocks && meta.erc20.is_none() => vec![Workload::Replay],
             None => Workload::DEFAULT_CHAIN.to_vec(),
         };
         let mut planned = Vec::new();
         for workload in workloads {
-            if workload == Workload::Replay {
-                if !has_blocks {
-                    return Err(invalid(format!(
-                        "{} has no blocks.jsonl to replay",
-                        dir.display()
-                    )));
-                }
-                planned.push((workload, meta.name.clone(), dir.clone()));
+            if !workload.executes() {
+                planned.push(replayed(workload, dir, &meta, has_blocks)?);
                 continue;
             }
             let Some(setup) = evm_setup(&meta) else {
