@@ -131,7 +131,7 @@ fn method(md: &mut String, options: &SummaryOptions) {
         "How to read this report. A configuration is an engine and a variant \
 (e.g. `gd5`, group depth 5). Run {WARMUP_RUN} of every configuration is a warm-up and \
 is left out; every other block of every run counts as one observation. \
-Figures are medians over those blocks. CV% is the sample standard deviation of \
+Figures are medians over those blocks; \"first block ms\" is the median `total_ms` of each run's first block alone (the cold start: every run starts with the database out of the page cache) and \"later blocks ms\" that of the others (the steady state). CV% is the sample standard deviation of \
 `total_ms` over its mean. Per-slot figures are medians of each block's own \
 ratio: ms/slot read = `state_read_ms / slots_read`, ms/slot total = \
 `total_ms / (slots_read + slots_written)`, ms/miss = `state_read_ms / cache_misses` \
@@ -235,11 +235,11 @@ fn workload_section(
     );
     let _ = writeln!(
         md,
-        "| configuration | blocks (runs) | slots read / written | state read ms | state hash ms | commit ms | execution ms | total ms | Mgas/s | ms/slot read | ms/slot total | ms/miss | KiB read | KiB written | CV% total |"
+        "| configuration | blocks (runs) | slots read / written | state read ms | state hash ms | commit ms | execution ms | total ms | first block ms | later blocks ms | Mgas/s | ms/slot read | ms/slot total | ms/miss | KiB read | KiB written | CV% total |"
     );
     let _ = writeln!(
         md,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for (i, c) in w.configurations.iter().enumerate() {
         let name = cell(&c.configuration.to_string());
@@ -250,7 +250,7 @@ fn workload_section(
         };
         let _ = writeln!(
             md,
-            "| {name} | {} ({}) | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
+            "| {name} | {} ({}) | {} / {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.1} |",
             c.blocks,
             c.runs,
             whole(c.slots_read),
@@ -260,6 +260,8 @@ fn workload_section(
             num(c.commit_ms),
             num(c.execution_ms),
             num(c.total_ms),
+            num(c.first_block_total_ms),
+            num(c.later_blocks_total_ms),
             num(c.mgas_per_s),
             num(c.ms_per_slot_read),
             num(c.ms_per_slot_total),

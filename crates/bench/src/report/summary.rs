@@ -74,6 +74,12 @@ pub struct ConfigurationSummary {
     pub slots_read: f64,
     /// See `slots_read`.
     pub slots_written: f64,
+    /// Median `total_ms` of each run's first block: the cold start (every
+    /// run starts from a database whose files are out of the page cache).
+    pub first_block_total_ms: f64,
+    /// Median `total_ms` of the blocks after each run's first: the steady
+    /// state (NaN when runs have one block).
+    pub later_blocks_total_ms: f64,
     /// Coefficient of variation of `total_ms`, in percent.
     pub cv_total_percent: f64,
     /// Box-plot figures of `total_ms`.
@@ -93,6 +99,7 @@ impl ConfigurationSummary {
         let mut runs: Vec<u32> = blocks.iter().map(|m| m.run).collect();
         runs.sort_unstable();
         runs.dedup();
+        let (first_block_total_ms, later_blocks_total_ms) = first_and_later(blocks);
         ConfigurationSummary {
             configuration,
             blocks: blocks.len(),
@@ -120,11 +127,29 @@ impl ConfigurationSummary {
             ),
             slots_read: median(&column(|m| m.slots_read as f64)),
             slots_written: median(&column(|m| m.slots_written as f64)),
+            first_block_total_ms,
+            later_blocks_total_ms,
             cv_total_percent: cv_percent(&total_values),
             total_box: five_numbers(&total_values),
             total_values,
         }
     }
+}
+
+/// Medians of `total_ms` over each run's first block (the lowest block
+/// number of the run) and over the other blocks.
+fn first_and_later(blocks: &[BlockMetrics]) -> (f64, f64) {
+    let mut first_of_run: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for m in blocks {
+        let first = first_of_run.entry(m.run).or_insert(m.block);
+        *first = (*first).min(m.block);
+    }
+    let (first, later): (Vec<&BlockMetrics>, Vec<&BlockMetrics>) = blocks
+        .iter()
+        .partition(|m| first_of_run.get(&m.run) == Some(&m.block));
+    let totals =
+        |set: &[&BlockMetrics]| median(&set.iter().map(|m| m.total_ms).collect::<Vec<_>>());
+    (totals(&first), totals(&later))
 }
 
 /// One configuration against another on `total_ms`.
