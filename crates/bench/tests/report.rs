@@ -129,6 +129,13 @@ fn count(text: &str, needle: &str) -> usize {
     text.matches(needle).count()
 }
 
+/// Each run's block 1 (offset -0.2) apart from blocks 2..5 (offsets
+/// -0.1..0.2, runs +-0.01: median +0.05).
+fn check_first_and_later(first: f64, later: f64, base: f64) {
+    assert!(close(first, base - 0.2), "first block {first}");
+    assert!(close(later, base + 0.05), "later blocks {later}");
+}
+
 #[test]
 fn the_report_drops_the_warmup_and_names_the_best() {
     let dir = TempDir::new("end-to-end");
@@ -170,18 +177,7 @@ fn the_report_drops_the_warmup_and_names_the_best() {
             assert_eq!(c.blocks, 15, "{}", c.configuration);
             assert_eq!(c.runs, 3);
             assert!(close(c.total_ms, base), "{} {}", c.total_ms, base);
-            // Each run's block 1 (offset -0.2) apart from blocks 2..5
-            // (offsets -0.1..0.2, runs +-0.01: median +0.05).
-            assert!(
-                close(c.first_block_total_ms, base - 0.2),
-                "{}",
-                c.first_block_total_ms
-            );
-            assert!(
-                close(c.later_blocks_total_ms, base + 0.05),
-                "{}",
-                c.later_blocks_total_ms
-            );
+            check_first_and_later(c.first_block_total_ms, c.later_blocks_total_ms, base);
             assert!(close(c.state_read_ms, 0.6 * base));
             assert!(close(c.commit_ms, 0.1 * base));
             assert!(close(c.ms_per_slot_read, 0.6 * base / 100.0));
