@@ -197,7 +197,13 @@ impl<W: Write> RunWriter<W> {
                 "fewer entries than the run's header promises",
             ));
         }
-        self.out.flush()?;
+        // `write_all` retries interrupted writes; a flush is retried too.
+        loop {
+            match self.out.flush() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other?,
+            }
+        }
         Ok(self.out)
     }
 }
@@ -442,6 +448,10 @@ pub fn encode_all(entries: &[Entry]) -> io::Result<Vec<u8>> {
     }
     writer.finish()
 }
+
+#[cfg(test)]
+#[allow(clippy::cast_possible_truncation)] // test data
+mod io_errors;
 
 #[cfg(test)]
 #[allow(clippy::cast_possible_truncation)] // test data
