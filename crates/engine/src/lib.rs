@@ -242,7 +242,10 @@ impl Db {
     /// Unpersisted layers are committed first. The block cannot be
     /// reverted, ends the revert window, and voids readers at older roots
     /// ([`Error::SnapshotReverted`]). If it fails, the state on disk is the
-    /// one before it; the handle refuses reads and writes until reopened.
+    /// one before it and the handle reloads itself from the files, so it
+    /// reads that state at once; it then refuses writes until reopened,
+    /// unless the failure was bad input ([`Error::UnsortedInput`]), which
+    /// leaves it fully usable.
     /// For blocks larger than [`Db::apply`] accepts, or whenever memory
     /// matters more than revertibility (loads, imports).
     pub fn apply_bulk(

@@ -15,10 +15,10 @@
 //! refuses writes (`Poisoned`) and still serves the committed state;
 //! after a failed apply, or a revert that failed before it wrote anything
 //! (reading the revert segment), the handle is not poisoned and its tip
-//! is unchanged; after a failed bulk apply the handle refuses reads as
-//! well as writes (`Poisoned`), unless none of the block was applied (the
-//! commit it starts with failed, or poisoned the handle: then it serves
-//! the state before the block). Then, with the fault lifted (space
+//! is unchanged; after a failed bulk apply the handle refuses writes and
+//! serves the state the files hold (it reloads itself: the state before
+//! the block, or after it if its checkpoint reached the files), or, if
+//! that reload failed too, refuses reads as well (`Poisoned`). Then, with the fault lifted (space
 //! freed), the directory as it is and a power-loss image of it (unsynced
 //! writes dropped, as Linux may after a failed `fsync`) must both reopen
 //! at the last acknowledged commit or the one in flight (for a bulk
@@ -231,16 +231,21 @@ fn check_failed_handle(
             }
             return Ok(());
         }
-        // Reads are served only when nothing of the block was applied: the
-        // step failed with `Poisoned` (the handle was poisoned before, or
-        // by the checkpoint of the commit it starts with, the commit
-        // standing), or that commit failed (and undid the layers it held,
-        // like a failed commit). The reads are checked below.
+        // Reads are served when nothing of the block was applied (the
+        // step failed with `Poisoned`, or the commit it starts with
+        // failed and undid its layers), or when the handle reloaded
+        // itself from the files after the failure: then it is at the
+        // state before the block or, if the block's checkpoint reached
+        // the files after all, after it. The reads are checked below.
         let before = &script.states[acked];
         let commit_failed =
             *record && store.root() == before.root && store.committed_root() == before.root;
-        if !(was_poisoned || commit_failed) {
-            return Err("a bulk apply failed after its commit but still serves reads".into());
+        let durable = &script.states[acked + usize::from(*record)];
+        let whole = script.states.get(acked + usize::from(*record) + 1);
+        let reloaded = store.root() == store.committed_root()
+            && (store.root() == durable.root || whole.is_some_and(|s| s.root == store.root()));
+        if !(was_poisoned || commit_failed || reloaded) {
+            return Err("a bulk apply failed and serves reads at a state it cannot be at".into());
         }
     }
     // The handle still serves its committed state.

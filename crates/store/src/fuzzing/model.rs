@@ -295,11 +295,12 @@ impl Run {
         Ok(())
     }
 
-    /// After a bulk apply failed: the handle refuses writes, and reads too
-    /// unless none of the block was applied (the commit it starts with
-    /// failed, or poisoned the handle): then it serves the state before
-    /// the block, committed or not, and every read is right.
-    fn check_failed_bulk(&self, before: &Model) -> Step {
+    /// After a bulk apply failed: the handle refuses writes; it serves
+    /// reads at the state the files hold (it reloads itself: the state
+    /// before the block, committed or not, or the block's own if its
+    /// checkpoint reached the files), every read right, or, if its reload
+    /// failed too, refuses reads and reports the state before the block.
+    fn check_failed_bulk(&self, before: &Model, failed: Option<&Block>) -> Step {
         let store = self.store.as_ref().ok_or_else(|| broken("no open store"))?;
         if store.poisoned().is_none() {
             return Err(broken("a failed bulk apply left the handle writable"));
@@ -323,6 +324,7 @@ impl Run {
                     .rev()
                     .find(|b| b.persisted && b.root == root)
                     .or_else(|| Some(before.tip()).filter(|t| t.root == root))
+                    .or_else(|| failed.filter(|b| b.root == root))
                 else {
                     return Err(broken(
                         "a failed bulk apply serves reads at a state before neither the block \
@@ -436,7 +438,7 @@ impl Run {
         self.sim.clear_faults();
         let bulk = self.bulk.take();
         if bulk.is_some() && result.as_ref().is_err_and(Stop::is_injected_fault) {
-            self.check_failed_bulk(&before)?;
+            self.check_failed_bulk(&before, bulk.as_ref())?;
         }
         let poisoned = self.store.as_ref().is_some_and(|s| s.poisoned().is_some());
         let base = match result {

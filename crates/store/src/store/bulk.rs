@@ -17,8 +17,13 @@
 //! A bulk block cannot be reverted: its previous values are not kept. It
 //! ends the revert window (earlier blocks can no longer be reverted either)
 //! and every snapshot at an older root ([`StoreError::SnapshotReverted`]).
-//! If it fails, the handle is poisoned for reads as well as writes (its
-//! memory holds part of the block); reopening finds the last good state.
+//! If it fails, its memory holds part of the block: the handle reloads
+//! itself from the files as a reopen would (syncing them first), so reads
+//! serve the last good state at once. A block refused as bad input
+//! (unsorted) leaves the handle fully usable; any other failure leaves it
+//! refusing writes until reopened, like every failed write. If the reload
+//! fails too, the handle refuses reads as well. Snapshots older than the
+//! layers the reload rebuilds are void.
 
 use std::sync::Arc;
 
@@ -49,7 +54,8 @@ impl Store {
     /// apply"). Memory: one chunk of writes plus at most half the budget of
     /// changed buckets, whatever the block's size. It cannot be reverted,
     /// ends the revert window and voids older snapshots. After a failure
-    /// the handle refuses reads and writes until reopened.
+    /// the handle reloads the last good state from the files (see the
+    /// module documentation).
     pub fn apply_bulk(
         &mut self,
         sorted_writes: impl IntoIterator<Item = (B256, B256)>,
@@ -67,13 +73,43 @@ impl Store {
             Ok(root) => Ok(root),
             Err(error) => {
                 self.history.roll_back_restart(durable.0, durable.1);
-                // Part of the block is in memory: refuse reads too (the
-                // handle reports the last durable root).
-                self.poison(&error);
-                self.reads_poisoned = true;
+                // Part of the block is in memory: reload from the files, or
+                // refuse reads too (the handle reports the last durable
+                // root).
+                if self.reload_after(&error).is_err() {
+                    self.poison(&error);
+                    self.reads_poisoned = true;
+                }
                 Err(error)
             }
         }
+    }
+
+    /// Replaces the handle's state with what the files hold (recovery, as
+    /// at open, under the same lock), keeping its counters and open
+    /// snapshots (those the rebuilt layers cannot serve become void).
+    /// Unless `error` was bad input, the handle then refuses writes.
+    fn reload_after(&mut self, error: &StoreError) -> Result<()> {
+        let names = self
+            .dir
+            .list()
+            .map_err(StoreError::io("listing the database directory"))?;
+        let mut fresh = Store::recover(
+            Arc::clone(&self.dir),
+            Arc::clone(&self.lock),
+            self.options.clone(),
+            &names,
+            true,
+        )?;
+        let oldest_reader = self.history.min_reader_seq();
+        fresh.history.void_unservable(oldest_reader);
+        fresh.history.set_min_reader_seq(oldest_reader);
+        fresh.counters.absorb(&self.counters);
+        if !matches!(error, StoreError::UnsortedInput { .. }) {
+            fresh.poison(error);
+        }
+        *self = fresh;
+        Ok(())
     }
 
     fn apply_bulk_inner(&mut self, writes: impl Iterator<Item = (B256, B256)>) -> Result<[u8; 32]> {

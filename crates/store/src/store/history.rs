@@ -219,6 +219,25 @@ impl History {
             .any(|(first, last)| (*first..=*last).contains(&seq))
     }
 
+    /// The oldest snapshot still open, as last told.
+    pub fn min_reader_seq(&self) -> Option<u64> {
+        let seq = self.min_reader_seq.load(Ordering::Acquire);
+        (seq != u64::MAX).then_some(seq)
+    }
+
+    /// After the layers were rebuilt from the files (a reload): snapshots
+    /// from `oldest` on can be served from the layers in memory; older
+    /// ones, if a reader holds any, are void.
+    pub fn void_unservable(&mut self, oldest_reader: Option<u64>) {
+        let servable = self
+            .layers
+            .front()
+            .map_or(self.newest_seq(), |layer| layer.seq.saturating_sub(1));
+        if let Some(reader) = oldest_reader.filter(|&seq| seq < servable) {
+            self.voided.push((reader, servable - 1));
+        }
+    }
+
     /// Tells the history the oldest snapshot still open (`None`: none).
     pub fn set_min_reader_seq(&self, seq: Option<u64>) {
         self.min_reader_seq

@@ -93,6 +93,24 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// Adds every count of `other` to these (a reloaded handle keeps
+    /// counting from where the old one stopped).
+    pub fn absorb(&self, other: &Counters) {
+        let pairs = [
+            (&self.bucket_reads, &other.bucket_reads),
+            (&self.bucket_read_bytes, &other.bucket_read_bytes),
+            (&self.cache_hits, &other.cache_hits),
+            (&self.data_bytes_written, &other.data_bytes_written),
+            (&self.wal_bytes_written, &other.wal_bytes_written),
+            (&self.meta_bytes_written, &other.meta_bytes_written),
+            (&self.commits, &other.commits),
+            (&self.checkpoints, &other.checkpoints),
+        ];
+        for (mine, theirs) in pairs {
+            Counters::add(mine, theirs.load(Ordering::Relaxed));
+        }
+    }
+
     pub fn add(counter: &AtomicU64, amount: u64) {
         counter.fetch_add(amount, Ordering::Relaxed);
     }
@@ -120,15 +138,17 @@ pub struct IoCounters {
 #[derive(Debug)]
 pub struct Store {
     dir: Arc<dyn StoreDir>,
-    _lock: Box<dyn DirLock>,
+    /// Shared with a handle reloaded in place (see [`bulk`]).
+    lock: Arc<dyn DirLock>,
     options: Options,
     tree: tree::Tree,
     history: history::History,
     durable: durable::Durable,
     /// Why the handle refuses writes, if it does.
     poisoned: Option<String>,
-    /// Memory holds part of a change (a failed bulk apply, a panic):
-    /// reads are refused too until the database is reopened.
+    /// Memory holds part of a change (a panic, or a failed bulk apply
+    /// whose reload from the files failed too): reads are refused too
+    /// until the database is reopened.
     reads_poisoned: bool,
     /// Opened with [`Options::read_only`]: writes refused, nothing written.
     read_only: bool,

@@ -69,7 +69,21 @@ impl Store {
         if !has_meta {
             check_without_meta(dir.as_ref(), &names, create_if_missing)?;
         }
-        let lock = lock_directory(dir.as_ref(), read_only)?;
+        let lock: Arc<dyn DirLock> = Arc::from(lock_directory(dir.as_ref(), read_only)?);
+        Store::recover(dir, lock, options, &names, has_meta)
+    }
+
+    /// Recovery under a held lock: the checkpoint (or a new database),
+    /// then the WAL records after it. `names` lists the directory.
+    pub(super) fn recover(
+        dir: Arc<dyn StoreDir>,
+        lock: Arc<dyn DirLock>,
+        options: Options,
+        names: &[String],
+        has_meta: bool,
+    ) -> Result<Store> {
+        let read_only = options.read_only;
+        let create_if_missing = options.create_if_missing && !read_only;
         let open_file = |name: &str| {
             if read_only {
                 dir.open_file_read_only(name)
@@ -84,7 +98,7 @@ impl Store {
             Choice::Uncreated
         };
         let (meta, meta_slot_damaged) =
-            checkpoint_or_create(choice, dir.as_ref(), &names, create_if_missing, &options)?;
+            checkpoint_or_create(choice, dir.as_ref(), names, create_if_missing, &options)?;
         if let Some(requested) = options.group_depth {
             if requested != meta.group_depth {
                 return Err(StoreError::GroupDepthMismatch {
@@ -128,7 +142,7 @@ impl Store {
         );
         let mut store = Store {
             dir,
-            _lock: lock,
+            lock,
             options,
             tree: super::tree::Tree {
                 data,
