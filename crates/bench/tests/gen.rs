@@ -9,8 +9,11 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::TempDir;
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ubt_bench::gen::{
@@ -21,28 +24,6 @@ use ubt_evm::erc20::{address_of, allowance_calldata, balance_of_calldata, TOTAL_
 use ubt_evm::workloads::{attack_gas, balanceof_tx, CallPlan};
 use ubt_evm::{Executor, MemorySource, TxSpec};
 use ubt_spec::{AccountWrites, FastTree, ReferenceTree, StateTree};
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ubt-gen-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const RAW_BLOCKS: RawBlocks = RawBlocks {
     read_blocks: 3,

@@ -10,28 +10,13 @@
     clippy::cast_possible_truncation
 )]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::TempDir;
+use std::path::Path;
 
 use alloy_primitives::keccak256;
 use ubt_bench::gen::{gen_chain, gen_raw, ChainParams, RawBlocks};
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ubt-gen-pin-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Keccak-256 of each file's name, length and bytes, in the order given.
 fn digest(dir: &Path, files: &[&str]) -> String {

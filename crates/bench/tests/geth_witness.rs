@@ -24,6 +24,9 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::TempDir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,24 +50,6 @@ use ubt_evm::{CodeStore, ReadRecord, WriteRecord};
 /// geth's default group depth, and two more: smaller groups whose
 /// boundaries do not line up with 5's, and the largest groups.
 const GROUP_DEPTHS: [u8; 3] = [5, 3, 8];
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("ubt-geth-witness-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The peer's binary, built under `dir` (Go's build cache, shared with the
 /// runner's tests, makes it take seconds), or `None` when Go is missing.

@@ -13,8 +13,12 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::run_config;
+use common::TempDir;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use alloy_primitives::{Address, B256};
 use ubt_bench::formats::metrics::{read_metrics_file, BlockMetrics};
@@ -23,35 +27,12 @@ use ubt_bench::gen::{
     gen_chain, gen_hot_contracts, tree_entries, ChainParams, HotParams, StateRecord, WorkloadMeta,
 };
 use ubt_bench::studies::runner::blocks::read_blocks;
-use ubt_bench::studies::runner::geth::{default_source_dir, go_version, GethEngine};
+use ubt_bench::studies::runner::geth::{go_version, GethEngine};
 use ubt_bench::studies::runner::kind::Workload;
 use ubt_bench::studies::runner::ubt_exec::tree_writes;
-use ubt_bench::studies::runner::{run, PrefetchMode, RunConfig};
+use ubt_bench::studies::runner::{run, PrefetchMode};
 use ubt_bench::BenchError;
-use ubt_evm::workloads::BlockShape;
 use ubt_spec::{FastTree, StateTree};
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ubt-hot-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Small parameters: `target` entries, blocks of `reads` slot reads and
 /// `writes` writes (an eighth of them new slots).
@@ -320,27 +301,6 @@ fn accesses_over_contracts_follow_the_zipf_ranks() {
     );
 }
 
-fn config(states: Vec<PathBuf>, out: &Path, workloads: Option<Vec<Workload>>) -> RunConfig {
-    RunConfig {
-        states,
-        out_dir: out.to_path_buf(),
-        workloads,
-        shape: BlockShape::Gd,
-        blocks: 1,
-        runs: 1,
-        group_depths: vec![4],
-        prefetch: PrefetchMode::Both,
-        peers: Vec::new(),
-        peer_source: default_source_dir(),
-        // Temporary directories may be on tmpfs, where the page cache
-        // cannot be dropped; the cold protocol has its own tests.
-        warm: true,
-        memory_budget_bytes: None,
-        device_probe: None,
-        command: "test".into(),
-    }
-}
-
 /// Roots after each block, replayed on an in-memory tree over the state.
 fn replayed_roots(state: &Path) -> Vec<String> {
     let entries = tree_entries(&state.join("state.jsonl"), &mut |_| {}).unwrap();
@@ -379,7 +339,7 @@ fn run_replays_hot_contracts_on_ubt_and_geth_to_the_same_roots() {
     // By default a hot-contracts state runs hot_contracts: both read
     // variants, warm-up and measured run.
     let out = tmp.path().join("out");
-    let outcome = run(&config(vec![state.clone()], &out, None), &mut |_| {}).expect("run");
+    let outcome = run(&run_config(vec![state.clone()], &out, None), &mut |_| {}).expect("run");
     assert_eq!((outcome.runs_done, outcome.loads_done), (4, 1));
     let metrics = read_metrics_file(&outcome.metrics_path).unwrap();
     let by_run = roots(&metrics);
@@ -404,7 +364,7 @@ fn run_replays_hot_contracts_on_ubt_and_geth_to_the_same_roots() {
     let chain = tmp.path().join("chain");
     gen_chain(&chain, &ChainParams::new(3_000, 1, 10), &mut |_| {}).unwrap();
     let refused = run(
-        &config(
+        &run_config(
             vec![chain],
             &tmp.path().join("refused"),
             Some(vec![Workload::HotContracts]),
@@ -424,7 +384,7 @@ fn run_replays_hot_contracts_on_ubt_and_geth_to_the_same_roots() {
     };
     println!("comparing with go-ethereum through {version}");
     let out = tmp.path().join("geth");
-    let mut cfg = config(vec![state], &out, Some(vec![Workload::HotContracts]));
+    let mut cfg = run_config(vec![state], &out, Some(vec![Workload::HotContracts]));
     cfg.prefetch = PrefetchMode::Off;
     cfg.peers = vec![GethEngine::BinTrie { group_depth: 5 }, GethEngine::Mpt];
     // The runner stops with an error when a geth binary-trie root (after

@@ -8,30 +8,14 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::TempDir;
 use std::io::Cursor;
-use std::path::PathBuf;
 
 use ubt_bench::formats::metrics::{read_metrics, read_metrics_file, BlockMetrics};
 use ubt_bench::report::{render_report, write_report, ReportOptions};
 use ubt_bench::BenchError;
-
-/// A directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ubt-report-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const BLOCKS: u64 = 5;
 

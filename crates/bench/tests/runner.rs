@@ -12,35 +12,22 @@
     clippy::cast_possible_truncation
 )]
 
+mod common;
+
+use common::run_config;
+use common::TempDir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ubt_bench::formats::metrics::{read_metrics_file, BlockMetrics};
 use ubt_bench::gen::{gen_chain, gen_raw, tree_entries, ChainParams, RawBlocks};
 use ubt_bench::studies::runner::blocks::read_blocks;
-use ubt_bench::studies::runner::geth::{default_source_dir, go_version, GethEngine};
+use ubt_bench::studies::runner::geth::{go_version, GethEngine};
 use ubt_bench::studies::runner::kind::Workload;
 use ubt_bench::studies::runner::ubt_exec::tree_writes;
-use ubt_bench::studies::runner::{run, PrefetchMode, RunConfig};
+use ubt_bench::studies::runner::{run, PrefetchMode};
 use ubt_evm::workloads::BlockShape;
 use ubt_spec::{FastTree, StateTree};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ubt-runner-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A chain-like state big enough for one 16.7M-gas block of each workload.
 fn chain_state(dir: &Path) -> PathBuf {
@@ -49,27 +36,6 @@ fn chain_state(dir: &Path) -> PathBuf {
     params.sequential_slots = 8_000;
     gen_chain(&state, &params, &mut |_| {}).expect("generate");
     state
-}
-
-fn config(states: Vec<PathBuf>, out: &Path, workloads: Option<Vec<Workload>>) -> RunConfig {
-    RunConfig {
-        states,
-        out_dir: out.to_path_buf(),
-        workloads,
-        shape: BlockShape::Gd,
-        blocks: 1,
-        runs: 1,
-        group_depths: vec![4],
-        prefetch: PrefetchMode::Both,
-        peers: Vec::new(),
-        peer_source: default_source_dir(),
-        // Temporary directories may be on tmpfs, where the page cache
-        // cannot be dropped; the cold protocol has its own tests.
-        warm: true,
-        memory_budget_bytes: None,
-        device_probe: None,
-        command: "test".into(),
-    }
 }
 
 /// Roots after each block of the recorded workload, replayed on an
@@ -114,7 +80,7 @@ fn every_workload_runs_records_and_resumes() {
         sload_pct: 90,
         sstore_pct: 10,
     });
-    let cfg = config(vec![state.clone()], &out, Some(workloads.clone()));
+    let cfg = run_config(vec![state.clone()], &out, Some(workloads.clone()));
     let outcome = run(&cfg, &mut |_| {}).expect("run");
     // 6 workloads x 2 runs x 2 variants.
     assert_eq!((outcome.runs_done, outcome.runs_resumed), (24, 0));
@@ -174,7 +140,7 @@ fn raw_blocks_replay_to_the_same_roots() {
     let report = gen_raw(&tmp.0.join("raw"), 20_000, 3, blocks, &mut |_| {}).unwrap();
     let out = tmp.0.join("out");
     let states = vec![report.reads_dir.clone(), report.writes_dir.clone()];
-    let outcome = run(&config(states, &out, None), &mut |_| {}).expect("run");
+    let outcome = run(&run_config(states, &out, None), &mut |_| {}).expect("run");
     let metrics = read_metrics_file(&outcome.metrics_path).unwrap();
     for (dir, name) in [
         (&report.reads_dir, "raw_reads"),
@@ -213,7 +179,7 @@ fn geth_reaches_ubts_roots() {
     let tmp = TempDir::new("geth");
     let state = chain_state(&tmp.0);
     let out = tmp.0.join("out");
-    let mut cfg = config(
+    let mut cfg = run_config(
         vec![state],
         &out,
         Some(vec![Workload::Erc20Approve, Workload::SstoreSeq]),
