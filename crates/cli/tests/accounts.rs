@@ -19,19 +19,15 @@ use ubt_engine::{Account, AccountBatch, Db, Options};
 
 mod common;
 
-use common::{run_ubt, text, TempDir};
+use common::{run_ubt, stderr_of, text, TempDir};
 
 fn ubt(args: &[&str]) -> Output {
     run_ubt(args, None)
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).to_string()
-}
-
 /// Asserts success and exactly one line on stdout; returns it.
 fn one_line(output: &Output) -> String {
-    assert!(output.status.success(), "failed: {}", stderr(output));
+    assert!(output.status.success(), "failed: {}", stderr_of(output));
     let out = String::from_utf8_lossy(&output.stdout).to_string();
     assert_eq!(out.lines().count(), 1, "stdout: {out:?}");
     assert!(out.ends_with('\n'));
@@ -41,7 +37,7 @@ fn one_line(output: &Output) -> String {
 /// Asserts a failure with `code`, one `ubt: error:` line on stderr that
 /// contains `fragment`, and nothing on stdout.
 fn assert_fails(output: &Output, code: i32, fragment: &str) {
-    let err = stderr(output);
+    let err = stderr_of(output);
     assert_eq!(output.status.code(), Some(code), "stderr: {err}");
     assert!(output.stdout.is_empty(), "stdout: {:?}", output.stdout);
     assert_eq!(err.lines().count(), 1, "stderr: {err}");

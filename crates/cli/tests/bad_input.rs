@@ -19,7 +19,7 @@ use std::process::Output;
 
 mod common;
 
-use common::{run_ubt as ubt, text, TempDir as Dir};
+use common::{run_ubt as ubt, stderr_of, text, TempDir as Dir};
 
 /// A temporary directory of this test file, whose paths are text.
 struct TempDir(Dir);
@@ -38,14 +38,10 @@ impl TempDir {
     }
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// The failure contract: exit `code`, empty standard output, exactly one
 /// line on standard error, `ubt: error: ` first, holding every fragment.
 fn assert_failure(output: &Output, code: i32, fragments: &[&str]) {
-    let err = stderr(output);
+    let err = stderr_of(output);
     assert_eq!(output.status.code(), Some(code), "stderr: {err:?}");
     assert!(
         output.stdout.is_empty(),
@@ -66,7 +62,12 @@ fn assert_failure(output: &Output, code: i32, fragments: &[&str]) {
 }
 
 fn assert_success(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr_of(output)
+    );
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
@@ -155,7 +156,11 @@ fn text_that_is_not_utf8_is_an_input_error_naming_the_line() {
         let stdin = (args[2] == "-").then(|| bytes.clone());
         let out = ubt(&args, stdin);
         assert_failure(&out, 2, &[":3: not UTF-8 text", "byte 0xff"]);
-        assert!(!stderr(&out).contains("cannot read"), "{}", stderr(&out));
+        assert!(
+            !stderr_of(&out).contains("cannot read"),
+            "{}",
+            stderr_of(&out)
+        );
     }
     let db = dir.path("db");
     let out = ubt(&["load", "--db", &db, "--input", &file], None);
@@ -223,7 +228,7 @@ fn look_alike_hex_digits_are_named_and_counted_as_characters() {
         None,
     );
     assert_failure(&out, 2, &["--address", "'１' (U+FF11)"]);
-    assert!(!stderr(&out).contains("120"), "{}", stderr(&out));
+    assert!(!stderr_of(&out).contains("120"), "{}", stderr_of(&out));
     let out = ubt(
         &[
             "key",
@@ -244,7 +249,7 @@ fn look_alike_hex_digits_are_named_and_counted_as_characters() {
     );
     let out = ubt(&["root", "--input", "-"], Some(wide.into_bytes()));
     assert_failure(&out, 2, &[":1: invalid hex in \"key\"", "'１' (U+FF11)"]);
-    assert!(!stderr(&out).contains("192"), "{}", stderr(&out));
+    assert!(!stderr_of(&out).contains("192"), "{}", stderr_of(&out));
     // A short key counts its characters.
     let short = format!(
         "{{\"key\":\"0x{}\",\"value\":\"0x{}\"}}\n",
@@ -402,11 +407,11 @@ fn usage_errors_are_one_line() {
     for args in cases {
         let out = ubt(args, None);
         assert_failure(&out, 2, &["(see 'ubt --help')"]);
-        assert!(!stderr(&out).contains("Usage"), "{}", stderr(&out));
+        assert!(!stderr_of(&out).contains("Usage"), "{}", stderr_of(&out));
         assert!(
-            !stderr(&out).contains("ubt: error: error:"),
+            !stderr_of(&out).contains("ubt: error: error:"),
             "{}",
-            stderr(&out)
+            stderr_of(&out)
         );
     }
     let missing = ubt(&["load", "--input", "x"], None);
@@ -423,7 +428,7 @@ fn help_and_version_still_go_to_stdout() {
         let out = ubt(args, None);
         let text = assert_success(&out);
         assert!(text.contains("Usage"), "{args:?}: {text}");
-        assert!(out.stderr.is_empty(), "{args:?}: {}", stderr(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", stderr_of(&out));
     }
     let out = ubt(&["--version"], None);
     assert!(assert_success(&out).starts_with("ubt "));

@@ -16,7 +16,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{run_ubt as ubt, text, TempDir};
+use common::{run_ubt as ubt, stderr_of, text, TempDir};
 
 fn vectors() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../test-vectors")
@@ -34,13 +34,14 @@ fn expected_root(file: &str, field: &str, name: &str) -> String {
     json[key].as_str().expect("a root").to_string()
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// Exit 0; the last line of standard output.
 fn root_of(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr_of(output)
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     stdout.lines().last().unwrap_or_default().to_string()
 }
@@ -48,7 +49,7 @@ fn root_of(output: &Output) -> String {
 /// Exit `code`, nothing on standard output, one line on standard error
 /// holding every fragment.
 fn assert_failure(output: &Output, code: i32, fragments: &[&str]) {
-    let err = stderr(output);
+    let err = stderr_of(output);
     assert_eq!(output.status.code(), Some(code), "stderr: {err:?}");
     assert!(output.stdout.is_empty(), "stdout: {:?}", output.stdout);
     assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err:?}");
@@ -79,9 +80,9 @@ fn genesis_files_import_to_go_ethereums_roots() {
             "{file}"
         );
         assert!(
-            stderr(&output).contains("ubt: imported "),
+            stderr_of(&output).contains("ubt: imported "),
             "{}",
-            stderr(&output)
+            stderr_of(&output)
         );
     }
     // From standard input, with a tiny memory bound and a group depth.
@@ -171,7 +172,11 @@ fn geth_dumps_import_to_go_ethereums_roots() {
         root_of(&output),
         expected_root("geth-dump/expected-missing-preimages.json", "ubtRoot", "")
     );
-    assert!(stderr(&output).contains("2 skipped"), "{}", stderr(&output));
+    assert!(
+        stderr_of(&output).contains("2 skipped"),
+        "{}",
+        stderr_of(&output)
+    );
 }
 
 #[test]

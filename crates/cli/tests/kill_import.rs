@@ -43,7 +43,7 @@ use ubt_import::testing::{write_dump_line, write_dump_root, Generator};
 
 mod common;
 
-use common::{run_ubt, text, TempDir};
+use common::{run_ubt, stderr_of, stdout_of, text, TempDir};
 
 /// The sort memory of every import: small, so that it spills and merges.
 const MEMORY: &str = "256KiB";
@@ -99,23 +99,15 @@ fn write_dump(path: &Path, accounts: u64, seed: u64) -> Dump {
     dump
 }
 
-fn stdout_text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr_text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// Exit 0; the last line of standard output.
 fn last_line(output: &Output) -> String {
     assert_eq!(
         output.status.code(),
         Some(0),
         "stderr: {}",
-        stderr_text(output)
+        stderr_of(output)
     );
-    stdout_text(output)
+    stdout_of(output)
         .lines()
         .last()
         .unwrap_or_default()
@@ -170,10 +162,10 @@ struct Stats {
 fn stats(db: &str) -> Result<Stats, String> {
     let output = run_ubt(&["stats", "--db", db, "--json"], None);
     if !output.status.success() {
-        return Err(stderr_text(&output));
+        return Err(stderr_of(&output));
     }
     let json: serde_json::Value =
-        serde_json::from_str(&stdout_text(&output)).expect("stats --json is JSON");
+        serde_json::from_str(&stdout_of(&output)).expect("stats --json is JSON");
     let number = |field: &str| json[field].as_u64().unwrap_or_else(|| panic!("{field}"));
     Ok(Stats {
         generation: number("generation"),
@@ -218,7 +210,7 @@ fn inspect(db: &Path, expected_root: &str, expected_leaves: u64, what: &str) -> 
     assert!(
         verified.status.success(),
         "{what}: verify failed: {}",
-        stderr_text(&verified)
+        stderr_of(&verified)
     );
     if stats.generation == 0 && stats.commit_seq == 0 && stats.leaf_count == 0 {
         assert_eq!(root, format!("0x{}", "00".repeat(32)), "{what}: empty");
@@ -550,7 +542,7 @@ fn rerun(db: &Path, dump: &str, left: Left, expected_root: &str, what: &str) {
     let db_text = text(db);
     let rerun = run_ubt(&import_args(&db_text, dump), None);
     if left == Left::Complete {
-        let error = stderr_text(&rerun);
+        let error = stderr_of(&rerun);
         assert_eq!(rerun.status.code(), Some(2), "{what}: rerun: {error}");
         assert!(
             error.contains("already holds a database"),

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use alloy_primitives::{Address, B256, U256};
-use common::{run_ubt, text, TempDir};
+use common::{run_ubt, stderr_of, stdout_of, text, TempDir};
 use ubt_engine::{AccountBatch, Db, Options};
 use ubt_spec::key::{basic_data_key, code_hash_key, storage_slot_key};
 
@@ -27,26 +27,23 @@ fn ubt(args: &[&str]) -> Output {
     run_ubt(args, None)
 }
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
 /// Exit 0; standard output.
 fn success(output: &Output) -> String {
-    assert_eq!(output.status.code(), Some(0), "stderr: {}", stderr(output));
-    stdout(output)
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        stderr_of(output)
+    );
+    stdout_of(output)
 }
 
 /// Exit `code`, nothing on standard output, one `ubt: error:` line on
 /// standard error holding `fragment`.
 fn assert_fails(output: &Output, code: i32, fragment: &str) {
-    let err = stderr(output);
+    let err = stderr_of(output);
     assert_eq!(output.status.code(), Some(code), "stderr: {err:?}");
-    assert!(output.stdout.is_empty(), "stdout: {:?}", stdout(output));
+    assert!(output.stdout.is_empty(), "stdout: {:?}", stdout_of(output));
     assert_eq!(err.lines().count(), 1, "not one line: {err:?}");
     assert!(err.starts_with("ubt: error: "), "{err:?}");
     assert!(err.contains(fragment), "{fragment:?} not in {err:?}");
@@ -189,7 +186,7 @@ fn damaged_proofs_and_other_roots_exit_1() {
             assert_fails(&output, 1, "proof rejected");
             continue;
         }
-        let shown = stdout(&output);
+        let shown = stdout_of(&output);
         assert_ne!(shown, original, "byte {at}");
         for line in shown.lines() {
             let key = line.split(' ').next().unwrap();

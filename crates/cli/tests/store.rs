@@ -16,7 +16,7 @@ use std::process::Output;
 
 mod common;
 
-use common::{run_ubt, text, TempDir as Dir};
+use common::{run_ubt, stderr_of, text, TempDir as Dir};
 use ubt_spec::rng::SplitMix64;
 
 /// Runs `ubt` with `args` and optional standard input.
@@ -49,13 +49,9 @@ fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).to_string()
-}
-
 /// Asserts success and exactly one line on stdout; returns it.
 fn one_line(output: &Output) -> String {
-    assert!(output.status.success(), "failed: {}", stderr(output));
+    assert!(output.status.success(), "failed: {}", stderr_of(output));
     let out = stdout(output);
     assert_eq!(out.lines().count(), 1, "stdout: {out:?}");
     out
@@ -64,7 +60,7 @@ fn one_line(output: &Output) -> String {
 /// Asserts a failure with `code`, one `ubt: error:` line on stderr that
 /// contains `fragment`, and nothing on stdout.
 fn assert_fails(output: &Output, code: i32, fragment: &str) {
-    let err = stderr(output);
+    let err = stderr_of(output);
     assert_eq!(output.status.code(), Some(code), "stderr: {err}");
     assert!(output.stdout.is_empty(), "stdout: {}", stdout(output));
     assert_eq!(err.lines().count(), 1, "one line: {err:?}");
@@ -119,7 +115,7 @@ fn load(db: &str, input: &str) -> Output {
 
 fn stats_json(db: &str) -> serde_json::Value {
     let out = ubt(&["stats", "--db", db, "--json"], None);
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", stderr_of(&out));
     serde_json::from_slice(&out.stdout).expect("stats --json is JSON")
 }
 
@@ -211,7 +207,7 @@ fn binary_format_gives_the_same_root() {
         &["export-bin", "--input", &example, "--output", &exported],
         None,
     );
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(std::fs::read(&exported).expect("read exported"), bytes);
 }
 
@@ -240,10 +236,14 @@ fn loading_into_an_existing_database_gives_the_root_of_the_union() {
     let db = text(&dir.path("db"));
     let built = load(&db, &example);
     assert_eq!(one_line(&built), root_of_input(&example));
-    assert!(stderr(&built).contains("built"), "{}", stderr(&built));
+    assert!(stderr_of(&built).contains("built"), "{}", stderr_of(&built));
     let applied = load(&db, &second_file);
     assert_eq!(one_line(&applied), root_of_input(&union_file));
-    assert!(stderr(&applied).contains("applied"), "{}", stderr(&applied));
+    assert!(
+        stderr_of(&applied).contains("applied"),
+        "{}",
+        stderr_of(&applied)
+    );
     let out = ubt(&["get", "--db", &db, &hex32(3)], None);
     assert_eq!(one_line(&out), hex32(0x99), "the later write wins");
     let out = ubt(&["get", "--db", &db, &first_entries[0].0], None);
@@ -310,9 +310,9 @@ fn group_depth_is_fixed_at_creation() {
     );
     assert_fails(&again, 2, "group depth 3");
     assert!(
-        stderr(&again).contains("group depth 5"),
+        stderr_of(&again).contains("group depth 5"),
         "{}",
-        stderr(&again)
+        stderr_of(&again)
     );
     // The same depth, or none, is accepted.
     let out = ubt(
@@ -364,7 +364,7 @@ fn verify_reports_a_flipped_data_byte() {
     // Byte 100 of the first block: inside the first bucket.
     flip_byte(&dir.path("db").join("ubt.data"), 100);
     let bad = ubt(&["verify", "--db", &db], None);
-    assert_eq!(bad.status.code(), Some(1), "{}", stderr(&bad));
+    assert_eq!(bad.status.code(), Some(1), "{}", stderr_of(&bad));
     let report = stdout(&bad);
     assert!(report.lines().count() >= 1);
     assert!(
@@ -372,7 +372,7 @@ fn verify_reports_a_flipped_data_byte() {
         "{report}"
     );
     assert!(report.contains("corrupted bucket"), "{report}");
-    let err = stderr(&bad);
+    let err = stderr_of(&bad);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("verification found"), "{err}");
 }
@@ -397,7 +397,7 @@ fn flipped_newest_meta_slot_falls_back_or_fails_cleanly() {
             let root = one_line(&root);
             let empty = format!("0x{}", "0".repeat(64));
             assert!(root == loaded || root == empty, "root {root}");
-            assert!(verify.status.success(), "{}", stderr(&verify));
+            assert!(verify.status.success(), "{}", stderr_of(&verify));
             let older = stats_json(&db)["generation"].as_u64().expect("generation");
             assert!(older < generation || root == loaded);
         }
@@ -406,7 +406,7 @@ fn flipped_newest_meta_slot_falls_back_or_fails_cleanly() {
             assert_fails(&root, 1, "meta");
             assert_fails(&verify, 1, "meta");
         }
-        other => panic!("root --db exited {other:?}: {}", stderr(&root)),
+        other => panic!("root --db exited {other:?}: {}", stderr_of(&root)),
     }
 }
 
@@ -569,7 +569,7 @@ fn a_large_load_into_a_small_database_gives_the_root_of_the_union() {
     assert!(load(&db, &small_file).status.success());
     let out = load(&db, &large_file);
     assert_eq!(one_line(&out), root_of_input(&union_file));
-    let note = stderr(&out);
+    let note = stderr_of(&out);
     assert!(
         note.contains("applied 40000 writes") && note.contains("as one block"),
         "{note}"
@@ -636,7 +636,7 @@ fn read_commands_change_no_byte_of_the_database() {
         vec!["stats", "--db", &db],
     ] {
         let out = ubt(&args, None);
-        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
         assert_eq!(
             snapshot_files(&db_path),
             before,

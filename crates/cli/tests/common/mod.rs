@@ -72,3 +72,13 @@ impl Drop for TempDir {
 pub fn text(path: &Path) -> String {
     path.to_str().expect("utf-8 path").to_string()
 }
+
+/// A command's standard output, as text.
+pub fn stdout_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A command's standard error, as text.
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
