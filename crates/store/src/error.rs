@@ -19,6 +19,10 @@ pub enum Structure {
     Trie,
     /// The reverse diffs kept for reverts.
     Revert,
+    /// A leaf of the flat index.
+    FlatLeaf,
+    /// A directory node of the flat index.
+    FlatNode,
 }
 
 impl std::fmt::Display for Structure {
@@ -30,6 +34,8 @@ impl std::fmt::Display for Structure {
             Structure::Wal => "WAL record",
             Structure::Trie => "trie",
             Structure::Revert => "revert segment",
+            Structure::FlatLeaf => "flat leaf",
+            Structure::FlatNode => "flat directory node",
         })
     }
 }

@@ -29,6 +29,8 @@
 mod alloc;
 mod cache;
 mod error;
+#[allow(dead_code)] // wired into the store by the following commits
+mod flat;
 mod options;
 mod revert_log;
 mod stats;

@@ -1,0 +1,274 @@
+//! [`FlatIndex`]: the flat index at the tip. Changes since the last
+//! checkpoint are held in memory (sorted); the checkpoint merges them into
+//! the leaves they fall in, copy-on-write, and rewrites the directory
+//! nodes above those leaves. A read looks at the changes, then at one
+//! leaf: one binary search in the resident directory and one block read
+//! at most.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use alloy_primitives::B256;
+
+use super::directory::{Directory, Fence, FlatRoot};
+use super::key::FlatKey;
+use super::leaf::{self, Record, LEAF_BYTES_MAX};
+use crate::error::{Result, StoreError};
+use crate::format::Extent;
+
+/// How full a bulk build packs leaves, in bytes: room for a few inserts
+/// before the first split.
+pub const BUILD_FILL_BYTES: usize = LEAF_BYTES_MAX * 7 / 8;
+
+/// What the flat index needs from the data file.
+pub trait FlatIo {
+    /// The bytes at each extent, checksum checked (from a cache where the
+    /// implementation has one), in order; one batch.
+    fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>>;
+    /// Writes `bytes` to blocks nothing durable uses; returns where.
+    fn write(&mut self, bytes: &[u8]) -> Result<Extent>;
+}
+
+/// What a checkpoint of the flat index wrote and replaced.
+#[derive(Debug, Default)]
+pub struct FlatWrite {
+    /// Extents the previous checkpoint used and this one does not.
+    pub released: Vec<Extent>,
+    /// Leaves written.
+    pub leaves_written: usize,
+    /// Directory nodes written.
+    pub nodes_written: usize,
+}
+
+/// See the module documentation.
+#[derive(Debug, Default)]
+pub struct FlatIndex {
+    directory: Directory,
+    /// Records in the leaves.
+    stored_records: u64,
+    /// The tip's value of every key changed since the last checkpoint
+    /// (`None`: removed).
+    changes: BTreeMap<FlatKey, Option<B256>>,
+}
+
+fn location(extent: &Extent) -> String {
+    format!("offset {}", extent.offset)
+}
+
+impl FlatIndex {
+    /// An index over a loaded directory holding `stored_records` records.
+    pub fn new(directory: Directory, stored_records: u64) -> FlatIndex {
+        FlatIndex {
+            directory,
+            stored_records,
+            changes: BTreeMap::new(),
+        }
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
+    }
+
+    /// Where the directory starts, if anything is stored.
+    pub fn root(&self) -> Option<FlatRoot> {
+        self.directory.root()
+    }
+
+    /// Records in the leaves (the last checkpoint's count).
+    pub fn stored_records(&self) -> u64 {
+        self.stored_records
+    }
+
+    /// Changes held in memory.
+    pub fn changes(&self) -> &BTreeMap<FlatKey, Option<B256>> {
+        &self.changes
+    }
+
+    /// Memory held by the changes (an estimate of the map's nodes).
+    pub fn changes_bytes(&self) -> usize {
+        self.changes.len() * 128
+    }
+
+    /// Records a change at the tip (`None`: the key is removed).
+    pub fn set(&mut self, key: FlatKey, value: Option<B256>) {
+        self.changes.insert(key, value);
+    }
+
+    /// Forgets the changes (a reload replays them).
+    pub fn take_changes(&mut self) -> BTreeMap<FlatKey, Option<B256>> {
+        std::mem::take(&mut self.changes)
+    }
+
+    /// The value of `key` at the tip.
+    pub fn get(&self, key: &FlatKey, io: &dyn FlatIo) -> Result<Option<B256>> {
+        if let Some(change) = self.changes.get(key) {
+            return Ok(*change);
+        }
+        let Some(position) = self.directory.leaf_for(key) else {
+            return Ok(None);
+        };
+        let extent = self.directory.leaves()[position].extent;
+        let blobs = io.read(&[extent])?;
+        leaf::lookup(&blobs[0], key, &location(&extent))
+    }
+
+    /// The values of `keys` at the tip; every leaf needed is read in one
+    /// batch, once.
+    pub fn get_many(&self, keys: &[FlatKey], io: &dyn FlatIo) -> Result<Vec<Option<B256>>> {
+        let mut out = vec![None; keys.len()];
+        let mut wanted: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (index, key) in keys.iter().enumerate() {
+            if let Some(change) = self.changes.get(key) {
+                out[index] = *change;
+            } else if let Some(position) = self.directory.leaf_for(key) {
+                wanted.entry(position).or_default().push(index);
+            }
+        }
+        let extents: Vec<Extent> = wanted
+            .keys()
+            .map(|&p| self.directory.leaves()[p].extent)
+            .collect();
+        let blobs = io.read(&extents)?;
+        for ((indices, bytes), extent) in wanted.values().zip(&blobs).zip(&extents) {
+            for &index in indices {
+                out[index] = leaf::lookup(bytes, &keys[index], &location(extent))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes `changes` (the values to store: the persisted state's, which
+    /// may differ from the tip's) into the leaves they fall in and the
+    /// directory above, copy-on-write. The changes held in memory are not
+    /// touched; the caller settles them with [`FlatIndex::settled`] once
+    /// the checkpoint is durable.
+    pub fn write(
+        &mut self,
+        changes: &BTreeMap<FlatKey, Option<B256>>,
+        io: &mut dyn FlatIo,
+    ) -> Result<FlatWrite> {
+        let mut by_leaf: BTreeMap<usize, Vec<(FlatKey, Option<B256>)>> = BTreeMap::new();
+        for (key, value) in changes {
+            let position = self.directory.leaf_for(key).unwrap_or(0);
+            by_leaf.entry(position).or_default().push((*key, *value));
+        }
+        let leaves = self.directory.leaves();
+        let existing: Vec<(usize, Extent)> = by_leaf
+            .keys()
+            .filter_map(|&p| leaves.get(p).map(|f| (p, f.extent)))
+            .collect();
+        let extents: Vec<Extent> = existing.iter().map(|(_, e)| *e).collect();
+        let blobs = io.read(&extents)?;
+        let mut old: BTreeMap<usize, Vec<Record>> = BTreeMap::new();
+        for ((position, extent), bytes) in existing.iter().zip(&blobs) {
+            old.insert(*position, leaf::decode(bytes, &location(extent))?);
+        }
+        let mut report = FlatWrite::default();
+        let mut replaced: Vec<(usize, Vec<Fence>)> = Vec::with_capacity(by_leaf.len());
+        let mut records = self.stored_records;
+        for (position, leaf_changes) in by_leaf {
+            let before = old.remove(&position).unwrap_or_default();
+            records = records.saturating_sub(before.len() as u64);
+            let merged = merge(before, &leaf_changes);
+            records += merged.len() as u64;
+            let mut fences = Vec::new();
+            for piece in leaf::pack(merged, LEAF_BYTES_MAX) {
+                let bytes = leaf::encode(&piece);
+                let extent = io.write(&bytes)?;
+                fences.push(Fence {
+                    key: piece[0].0,
+                    extent,
+                    fresh: true,
+                });
+                report.leaves_written += 1;
+            }
+            replaced.push((position, fences));
+        }
+        report.released = self.directory.replace_leaves(&replaced);
+        let mut nodes_written = 0usize;
+        let mut write = |bytes: &[u8]| {
+            nodes_written += 1;
+            io.write(bytes)
+        };
+        report.released.extend(self.directory.rebuild(&mut write)?);
+        report.nodes_written = nodes_written;
+        self.stored_records = records;
+        Ok(report)
+    }
+
+    /// The checkpoint that wrote the directory is durable: its marks are
+    /// cleared, and the changes are replaced by `kept` (what the tip holds
+    /// beyond the persisted state).
+    pub fn settled(&mut self, kept: BTreeMap<FlatKey, Option<B256>>) {
+        self.directory.settle();
+        self.changes = kept;
+    }
+
+    /// Builds an index from `records`, strictly ascending by key, packing
+    /// leaves to [`BUILD_FILL_BYTES`] and writing them in order (so one
+    /// account's leaves are adjacent in the file).
+    pub fn build(
+        records: impl IntoIterator<Item = Result<Record>>,
+        io: &mut dyn FlatIo,
+    ) -> Result<FlatIndex> {
+        let mut index = FlatIndex::default();
+        let mut fences: Vec<Fence> = Vec::new();
+        let mut current: Vec<Record> = Vec::new();
+        let mut last: Option<FlatKey> = None;
+        for (position, record) in records.into_iter().enumerate() {
+            let record = record?;
+            if last.is_some_and(|last| last >= record.0) {
+                return Err(StoreError::UnsortedInput {
+                    index: position as u64,
+                });
+            }
+            last = Some(record.0);
+            current.push(record);
+            if leaf::encoded_len(&current) > BUILD_FILL_BYTES {
+                let Some(overflow) = current.pop() else {
+                    continue;
+                };
+                fences.push(write_leaf(&current, io)?);
+                index.stored_records += current.len() as u64;
+                current.clear();
+                current.push(overflow);
+            }
+        }
+        if !current.is_empty() {
+            fences.push(write_leaf(&current, io)?);
+            index.stored_records += current.len() as u64;
+        }
+        index.directory.replace_leaves(&[(0, fences)]);
+        index.directory.rebuild(&mut |bytes| io.write(bytes))?;
+        index.directory.settle();
+        Ok(index)
+    }
+}
+
+fn write_leaf(records: &[Record], io: &mut dyn FlatIo) -> Result<Fence> {
+    let extent = io.write(&leaf::encode(records))?;
+    Ok(Fence {
+        key: records[0].0,
+        extent,
+        fresh: true,
+    })
+}
+
+/// `records` with `changes` (sorted) applied: a change replaces or adds
+/// its key's record, a removal drops it.
+fn merge(records: Vec<Record>, changes: &[(FlatKey, Option<B256>)]) -> Vec<Record> {
+    let mut out = Vec::with_capacity(records.len() + changes.len());
+    let mut records = records.into_iter().peekable();
+    for (key, value) in changes {
+        while let Some(record) = records.next_if(|(k, _)| k < key) {
+            out.push(record);
+        }
+        let _ = records.next_if(|(k, _)| k == key);
+        if let Some(value) = value {
+            out.push((*key, *value));
+        }
+    }
+    out.extend(records);
+    out
+}
