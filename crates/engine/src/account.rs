@@ -22,14 +22,14 @@ impl Db {
     /// [`read_account`].
     pub fn account(&self, address: &Address) -> Result<Option<Account>> {
         let store = self.shared.read();
-        read_account(address, |keys| store.get_many(keys))
+        read_account(address, |keys| store.get_owned(address, keys))
     }
 
     /// The value of storage slot `slot` of `address` at the tip, if present
     /// (a deleted slot is a present zero). Slots outlive a deleted account.
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<Option<B256>> {
         let store = self.shared.read();
-        read_storage(address, slot, |keys| store.get_many(keys))
+        read_storage(address, slot, |keys| store.get_owned(address, keys))
     }
 
     /// The code of `address` at the tip, reassembled from its chunks with
@@ -40,17 +40,21 @@ impl Db {
     /// [`read_code`].
     pub fn code(&self, address: &Address) -> std::result::Result<Option<Bytes>, CodeError> {
         let store = self.shared.read();
-        read_code(address, |keys| store.get_many(keys))
+        read_code(address, |keys| store.get_owned(address, keys))
     }
 
     /// Applies a block of account-level writes as one layer, like
-    /// [`Db::apply`] with the batch's tree-key writes
+    /// [`Db::apply`] with the batch's tree-key writes (each filed under its
+    /// account in the flat index, when the database keeps one)
     /// ([`AccountBatch::tree_writes`], in order, with geth's semantics and
     /// quirks: see [`AccountOp`](ubt_spec::AccountOp)), and returns its
     /// root. The block's tree-key writes count against
     /// [`MAX_BLOCK_WRITES`](crate::MAX_BLOCK_WRITES).
     pub fn apply_accounts(&mut self, batch: &AccountBatch) -> Result<Root> {
-        self.apply(&batch.tree_writes())
+        self.shared
+            .write()
+            .apply_owned(&batch.owned_tree_writes())
+            .map(Root::from)
     }
 }
 

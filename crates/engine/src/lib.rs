@@ -52,14 +52,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 pub use ubt_store::io::{
     DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
 };
 pub use ubt_store::{
-    ApplyTiming, BuildReport, IoCounters, LayerInfo, Options, Stats, StoreError as Error,
-    Structure, SyncMode, VerifyReport, DATA_FILE, DEFAULT_GROUP_DEPTH, META_FILE, WAL_BYTES_MAX,
-    WAL_FILE,
+    ApplyTiming, BuildReport, FlatBuildReport, IoCounters, LayerInfo, Options, Stats,
+    StoreError as Error, Structure, SyncMode, VerifyReport, DATA_FILE, DEFAULT_GROUP_DEPTH,
+    META_FILE, WAL_BYTES_MAX, WAL_FILE,
 };
 use ubt_store::{Snapshot, Store};
 
@@ -198,6 +198,26 @@ impl Db {
     ) -> Result<(Db, BuildReport)> {
         let (store, report) = Store::build(dir, options, sorted_entries)?;
         Ok((Db::wrap(store), report))
+    }
+
+    /// Builds the flat index of account values of a database just built
+    /// ([`Db::build`], no block applied since) from `records`
+    /// `(account, tree key, value)`, strictly ascending by account then
+    /// tree key, each value the tree's; makes it durable. From then on
+    /// account-level reads are served by the index (one account's values
+    /// share leaves) and every write must name its account
+    /// ([`Db::apply_accounts`]; tree-key writes fail with
+    /// [`Error::OwnersRequired`]). See ARCHITECTURE.md, "Read locality".
+    pub fn build_flat_index<I>(&mut self, records: I) -> Result<FlatBuildReport>
+    where
+        I: IntoIterator<Item = Result<(Address, B256, B256)>>,
+    {
+        self.shared.write().build_flat_index(records)
+    }
+
+    /// Whether the database keeps a flat index of account values.
+    pub fn has_flat_index(&self) -> bool {
+        self.shared.read().has_flat_index()
     }
 
     /// The value at `key` at the tip, if present.

@@ -3,7 +3,9 @@
 //! checkpoints, reopens and crashes (unpersisted blocks dropped) in
 //! between, agree after every step with the same operations applied through
 //! `AccountWrites` to the reference tree: the root, and every account,
-//! storage slot and code read, at the tip and through a snapshot reader.
+//! storage slot and code read, at the tip and through a snapshot reader;
+//! with reverts, and with and without the flat index of account values
+//! (whose verify then checks its values against the tree's).
 //!
 //! Set `PROPTEST_CASES` to run more cases.
 
@@ -14,6 +16,7 @@
     clippy::cast_possible_truncation
 )]
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -62,6 +65,13 @@ fn options() -> Options {
         sync: SyncMode::Never,
         revert_depth: 4,
         ..Options::default()
+    }
+}
+
+fn flat_options(flat_index: bool) -> Options {
+    Options {
+        flat_index,
+        ..options()
     }
 }
 
@@ -172,6 +182,8 @@ enum Step {
     Crash,
     /// Close (persists and checkpoints) and reopen.
     Reopen,
+    /// Revert to one of the layers in memory (the index picks it).
+    Revert(prop::sample::Index),
 }
 
 fn step_strategy() -> impl Strategy<Value = Step> {
@@ -181,6 +193,7 @@ fn step_strategy() -> impl Strategy<Value = Step> {
         1 => Just(Step::Checkpoint),
         1 => Just(Step::Crash),
         1 => Just(Step::Reopen),
+        2 => any::<prop::sample::Index>().prop_map(Step::Revert),
     ]
 }
 
@@ -239,14 +252,20 @@ proptest! {
 
     #[test]
     fn account_blocks_on_disk_match_the_reference(
-        steps in proptest::collection::vec(step_strategy(), 1..24)
+        steps in proptest::collection::vec(step_strategy(), 1..24),
+        flat in any::<bool>(),
     ) {
         let dir = TempDir::new("accounts");
+        let options = || flat_options(flat);
         let mut db = Db::open(&dir.0, options()).expect("create");
+        prop_assert_eq!(db.has_flat_index(), flat);
         let mut reference = ReferenceTree::new();
         let mut persisted = ReferenceTree::new();
         // The layers not yet persisted, oldest first: root and state.
         let mut layers: Vec<(Hash, ReferenceTree)> = Vec::new();
+        // Every state reached, by root (for reverts).
+        let mut states: HashMap<Hash, ReferenceTree> = HashMap::new();
+        states.insert(db.root(), reference.clone());
         for step in steps {
             match step {
                 Step::Apply(batch) => {
@@ -256,6 +275,22 @@ proptest! {
                     }
                     prop_assert_eq!(root.0, reference.compute_root());
                     layers.push((root, reference.clone()));
+                    states.insert(root, reference.clone());
+                }
+                Step::Revert(index) => {
+                    let infos = db.layers();
+                    if !infos.is_empty() {
+                        let target = infos[index.index(infos.len())];
+                        db.revert(&target.root).expect("revert");
+                        reference = states[&target.root].clone();
+                        match layers.iter().rposition(|(root, _)| *root == target.root) {
+                            Some(position) => layers.truncate(position + 1),
+                            None => {
+                                layers.clear();
+                                persisted = reference.clone();
+                            }
+                        }
+                    }
                 }
                 Step::Persist(index) => {
                     if !layers.is_empty() {
@@ -285,9 +320,13 @@ proptest! {
             }
             check_reads(&db, &reference)?;
         }
+        let report = db.verify().expect("verify");
+        prop_assert!(report.is_ok(), "{:?}", report.problems);
         db.close().expect("close");
         let read_only = Db::open_read_only(&dir.0, options()).expect("read-only");
         check_reads(&read_only, &reference)?;
+        let report = read_only.verify().expect("verify");
+        prop_assert!(report.is_ok(), "{:?}", report.problems);
     }
 }
 

@@ -1,7 +1,9 @@
-//! The clean bucket cache: encoded bucket bytes as read from (or written
-//! to) disk, bounded in bytes, evicted by the CLOCK algorithm. Entries are
-//! keyed by bucket and carry the [`Extent`] they were read at, so a
-//! bucket that moved is never served stale.
+//! The clean block cache: encoded bucket and flat-leaf bytes as read from
+//! (or written to) disk, bounded in bytes, evicted by the CLOCK algorithm.
+//! Entries are keyed by bucket (or flat leaf) and carry the [`Extent`]
+//! they were read at, so a bucket that moved is never served stale. One
+//! budget serves both: a flat leaf holds ~100 values of one account, a
+//! bucket ~40 unrelated stems.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,9 +11,25 @@ use std::sync::{Arc, Mutex};
 use crate::format::Extent;
 use crate::upper::BucketId;
 
+/// What a cache entry holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheKey {
+    /// A bucket, by id.
+    Bucket(BucketId),
+    /// A flat leaf, by the offset it is written at (a leaf is never
+    /// rewritten in place: a changed leaf has a new offset).
+    FlatLeaf(u64),
+}
+
+impl From<BucketId> for CacheKey {
+    fn from(bucket: BucketId) -> CacheKey {
+        CacheKey::Bucket(bucket)
+    }
+}
+
 #[derive(Debug)]
 struct Slot {
-    bucket: BucketId,
+    bucket: CacheKey,
     at: Extent,
     bytes: Arc<[u8]>,
     referenced: bool,
@@ -20,7 +38,7 @@ struct Slot {
 #[derive(Debug, Default)]
 struct Inner {
     slots: Vec<Slot>,
-    index: HashMap<BucketId, usize>,
+    index: HashMap<CacheKey, usize>,
     hand: usize,
     bytes: usize,
 }
@@ -46,7 +64,8 @@ impl BucketCache {
     }
 
     /// The bytes of `bucket` if cached at `at`.
-    pub fn get(&self, bucket: BucketId, at: &Extent) -> Option<Arc<[u8]>> {
+    pub fn get(&self, bucket: impl Into<CacheKey>, at: &Extent) -> Option<Arc<[u8]>> {
+        let bucket = bucket.into();
         let mut inner = self.lock();
         let position = *inner.index.get(&bucket)?;
         let slot = &mut inner.slots[position];
@@ -58,7 +77,8 @@ impl BucketCache {
     }
 
     /// Whether `bucket` is cached at `at` (does not count as a use).
-    pub fn contains(&self, bucket: BucketId, at: &Extent) -> bool {
+    pub fn contains(&self, bucket: impl Into<CacheKey>, at: &Extent) -> bool {
+        let bucket = bucket.into();
         let inner = self.lock();
         inner
             .index
@@ -67,7 +87,8 @@ impl BucketCache {
     }
 
     /// Caches `bytes` of `bucket` read at `at`, evicting as needed.
-    pub fn insert(&self, bucket: BucketId, at: Extent, bytes: Arc<[u8]>) {
+    pub fn insert(&self, bucket: impl Into<CacheKey>, at: Extent, bytes: Arc<[u8]>) {
+        let bucket = bucket.into();
         if bytes.len() > self.capacity_bytes {
             return;
         }
@@ -100,7 +121,8 @@ impl BucketCache {
     }
 
     /// Drops `bucket` from the cache.
-    pub fn remove(&self, bucket: BucketId) {
+    pub fn remove(&self, bucket: impl Into<CacheKey>) {
+        let bucket = bucket.into();
         let mut inner = self.lock();
         if let Some(position) = inner.index.remove(&bucket) {
             Self::remove_at(&mut inner, position);

@@ -145,6 +145,14 @@ pub enum StoreError {
     /// The database was opened read-only.
     #[error("the database at {0} is open read-only")]
     ReadOnly(String),
+    /// A write without its account on a database that keeps a flat index
+    /// of account values: the index files every value under its account,
+    /// so writes must name theirs (account-level writes).
+    #[error(
+        "the database keeps a flat index of account values: writes must name their accounts \
+         (apply account-level writes)"
+    )]
+    OwnersRequired,
 }
 
 /// Result alias for the store.

@@ -77,7 +77,7 @@ pub use format::FORMAT_VERSION;
 pub use options::{Options, SyncMode, DEFAULT_GROUP_DEPTH, WAL_BYTES_MAX};
 pub use stats::Stats;
 pub use store::{
-    ApplyTiming, BuildReport, IoCounters, LayerInfo, Snapshot, Store, VerifyReport, DATA_FILE,
-    META_FILE, WAL_FILE,
+    ApplyTiming, BuildReport, FlatBuildReport, IoCounters, LayerInfo, Snapshot, Store,
+    VerifyReport, DATA_FILE, META_FILE, WAL_FILE,
 };
 pub use wal::LAYER_OPS_MAX;

@@ -34,10 +34,16 @@
 //! 72   1     1 if a revert log follows, else 0
 //! 73   16    revert log extent (only if flagged)
 //! ...  ...   root node entry (upper-trie page entry format)
+//! ...  1     1 if the database keeps a flat index, else 0; if 1:
+//!      1     flat directory height (0: the root is the only leaf)
+//!      1     1 if the flat index holds anything, else 0
+//!      16    its root's extent (only if it holds anything)
+//!      8     records in the flat index
 //! ...        zeros up to 4096
 //! ```
 
 use crate::error::{Result, StoreError, Structure};
+use crate::flat::directory::FlatRoot;
 use crate::format::Extent;
 use crate::format::{checksum, Reader, BLOCK_BYTES, FORMAT_VERSION};
 use crate::upper::page::Entry;
@@ -72,6 +78,52 @@ pub struct Meta {
     pub revert_log: Option<Extent>,
     /// The root node of the upper trie.
     pub root: Entry,
+    /// The flat index, if the database keeps one.
+    pub flat: Option<FlatMeta>,
+}
+
+/// The flat index as a checkpoint holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlatMeta {
+    /// Where its directory starts (none while it is empty).
+    pub root: Option<FlatRoot>,
+    /// Records its leaves hold.
+    pub records: u64,
+}
+
+impl FlatMeta {
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        out.push(1);
+        match &self.root {
+            Some(root) => {
+                out.push(root.height);
+                out.push(1);
+                root.extent.encode_into(out);
+            }
+            None => out.extend_from_slice(&[0, 0]),
+        }
+        out.extend_from_slice(&self.records.to_le_bytes());
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Option<Option<FlatMeta>> {
+        match r.u8()? {
+            0 => Some(None),
+            1 => {
+                let height = r.u8()?;
+                let root = match r.u8()? {
+                    0 if height == 0 => None,
+                    1 => Some(FlatRoot {
+                        height,
+                        extent: Extent::decode(r)?,
+                    }),
+                    _ => return None,
+                };
+                let records = r.u64()?;
+                Some(Some(FlatMeta { root, records }))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl Meta {
@@ -110,6 +162,10 @@ impl Meta {
             None => out.push(0),
         }
         self.root.encode_into(&mut out);
+        match &self.flat {
+            Some(flat) => flat.encode_into(&mut out),
+            None => out.push(0),
+        }
         out.resize(META_SLOT_BYTES, 0);
         let crc = checksum(&out[4..]);
         out[..4].copy_from_slice(&crc.to_le_bytes());
@@ -168,8 +224,9 @@ impl Meta {
             )));
         }
         let root = Entry::decode(&mut r).map_err(|e| bad(format!("root entry: {e}")))?;
+        let flat = FlatMeta::decode(&mut r).ok_or_else(|| bad("bad flat index root".into()))?;
         if bytes[r.position()..].iter().any(|b| *b != 0) {
-            return Err(bad("non-zero bytes after the root entry".into()));
+            return Err(bad("non-zero bytes after the flat index root".into()));
         }
         Ok(Meta {
             generation,
@@ -182,6 +239,7 @@ impl Meta {
             leaf_count,
             revert_log,
             root,
+            flat,
         })
     }
 }
@@ -324,11 +382,32 @@ mod tests {
                     crc: 77,
                 }),
             },
+            flat: None,
         }
     }
 
     #[test]
     fn round_trip_and_every_bit_flip_detected() {
+        let mut flat = sample(3);
+        for root in [
+            None,
+            Some(crate::flat::directory::FlatRoot {
+                height: 2,
+                extent: Extent {
+                    offset: 4096,
+                    len: 900,
+                    crc: 3,
+                },
+            }),
+        ] {
+            flat.flat = Some(FlatMeta {
+                root,
+                records: 12_345,
+            });
+            for slot in flat.slots() {
+                assert_eq!(Meta::decode(&flat.encode(slot), slot).unwrap(), flat);
+            }
+        }
         let meta = sample(3);
         assert_eq!(meta.slots(), [2, 3]);
         let bytes = meta.encode(3);

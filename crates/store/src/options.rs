@@ -55,6 +55,12 @@ pub struct Options {
     /// replayed in memory). Writes fail with
     /// [`StoreError::ReadOnly`]; `create_if_missing` is ignored.
     pub read_only: bool,
+    /// When creating a database: keep a flat index of account values
+    /// (every write must then name its account; ARCHITECTURE.md, "Read
+    /// locality"). Ignored when opening an existing database, which keeps
+    /// one if it was created with one or had one built
+    /// ([`crate::Store::build_flat_index`]).
+    pub flat_index: bool,
 }
 
 impl Default for Options {
@@ -68,6 +74,7 @@ impl Default for Options {
             wal_bytes_max: 256 << 20,
             revert_depth: 128,
             read_only: false,
+            flat_index: false,
         }
     }
 }

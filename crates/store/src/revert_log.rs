@@ -14,7 +14,8 @@
 //! 0    4    CRC-32C of bytes [4, encoded length)
 //! 4    1    tag 0xb3
 //! 5    1    format version (2)
-//! 6    2    zero
+//! 6    2    flags: bit 0 set when entries carry owners (a database
+//!           with a flat index), every other bit zero
 //! 8    4    encoded length
 //! 12   4    layer count
 //! 16   ...  layers, ascending by sequence number:
@@ -22,12 +23,13 @@
 //!             32  root before
 //!             32  root after
 //!             4   entry count
-//!             entries: 32 key, 1 present (0/1), 32 value if present
+//!             entries: 32 key, 20 owner (if flagged), 1 present (0/1),
+//!             32 value if present
 //! ```
 
 use std::collections::HashMap;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
 use crate::error::{Result, StoreError, Structure};
@@ -41,6 +43,9 @@ const HEADER_BYTES: usize = 16;
 /// fit; their length field is a `u32`).
 pub const SEGMENT_BYTES_MAX: usize = 1 << 30;
 
+/// Flag: entries carry owners.
+const FLAG_OWNERS: u16 = 1;
+
 /// Bytes of the segment of `diffs`.
 pub fn segment_len(diffs: &[ReverseDiff]) -> usize {
     HEADER_BYTES + diffs.iter().map(diff_len).sum::<usize>()
@@ -48,10 +53,11 @@ pub fn segment_len(diffs: &[ReverseDiff]) -> usize {
 
 /// Bytes one layer's reverse diff adds to a segment.
 pub fn diff_len(diff: &ReverseDiff) -> usize {
+    let owner = if diff.owners.is_empty() { 0 } else { 20 };
     76 + diff
         .old
         .iter()
-        .map(|(_, value)| if value.is_some() { 65 } else { 33 })
+        .map(|(_, value)| owner + if value.is_some() { 65 } else { 33 })
         .sum::<usize>()
 }
 
@@ -66,14 +72,17 @@ pub struct ReverseDiff {
     pub root: Hash,
     /// Every key the layer touched, with its value before the layer.
     pub old: Vec<(B256, Option<B256>)>,
+    /// The account owning each key of `old`, parallel to it (a database
+    /// with a flat index), or empty.
+    pub owners: Vec<Address>,
 }
 
-fn header(tag: u8, count: usize) -> Vec<u8> {
+fn header(tag: u8, flags: u16, count: usize) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&[0u8; 4]);
     out.push(tag);
     out.push(FORMAT_VERSION_BYTE);
-    out.extend_from_slice(&[0u8; 2]);
+    out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&[0u8; 4]); // length, patched
     out.extend_from_slice(&u32_field(count));
     out
@@ -96,20 +105,21 @@ fn seal(mut out: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// Checks the header and checksum; returns the count and a reader over the body.
+/// Checks the header and checksum; returns the count, the flags and a
+/// reader over the body.
 fn open<'a>(
     bytes: &'a [u8],
     tag: u8,
     expected_crc: u32,
     location: &str,
-) -> Result<(usize, Reader<'a>)> {
+) -> Result<(usize, u16, Reader<'a>)> {
     let bad = |detail: String| StoreError::corrupted(Structure::Revert, location, detail);
     let mut r = Reader::new(bytes);
     let short = || bad("shorter than its header".into());
     let stored = r.u32().ok_or_else(short)?;
     let found_tag = r.u8().ok_or_else(short)?;
     let version = r.u8().ok_or_else(short)?;
-    let zero = r.u16().ok_or_else(short)?;
+    let flags = r.u16().ok_or_else(short)?;
     let len = r.u32().ok_or_else(short)? as usize;
     let count = r.u32().ok_or_else(short)? as usize;
     if len < HEADER_BYTES || len > bytes.len() || len > SEGMENT_BYTES_MAX {
@@ -119,24 +129,35 @@ fn open<'a>(
     if crc != stored || crc != expected_crc {
         return Err(bad("checksum mismatch".into()));
     }
-    if found_tag != tag || u16::from(version) != FORMAT_VERSION || zero != 0 {
-        return Err(bad(format!("tag {found_tag:#04x}, version {version}")));
+    if found_tag != tag || u16::from(version) != FORMAT_VERSION || flags & !FLAG_OWNERS != 0 {
+        return Err(bad(format!(
+            "tag {found_tag:#04x}, version {version}, flags {flags:#x}"
+        )));
     }
-    Ok((count, Reader::new(&bytes[HEADER_BYTES..len])))
+    Ok((count, flags, Reader::new(&bytes[HEADER_BYTES..len])))
 }
 
 /// Encodes a segment of reverse diffs (ascending sequence numbers); the
 /// caller keeps it within [`SEGMENT_BYTES_MAX`] ([`segment_len`]).
 pub fn encode_segment(diffs: &[ReverseDiff]) -> Vec<u8> {
     debug_assert!(segment_len(diffs) <= SEGMENT_BYTES_MAX);
-    let mut out = header(TAG_SEGMENT, diffs.len());
+    let owned = diffs.iter().any(|d| !d.owners.is_empty());
+    debug_assert!(!owned || diffs.iter().all(|d| d.owners.len() == d.old.len()));
+    let mut out = header(
+        TAG_SEGMENT,
+        if owned { FLAG_OWNERS } else { 0 },
+        diffs.len(),
+    );
     for diff in diffs {
         out.extend_from_slice(&diff.seq.to_le_bytes());
         out.extend_from_slice(&diff.root_before);
         out.extend_from_slice(&diff.root);
         out.extend_from_slice(&u32_field(diff.old.len()));
-        for (key, value) in &diff.old {
+        for (index, (key, value)) in diff.old.iter().enumerate() {
             out.extend_from_slice(key.as_slice());
+            if owned {
+                out.extend_from_slice(diff.owners.get(index).unwrap_or(&Address::ZERO).as_slice());
+            }
             match value {
                 Some(value) => {
                     out.push(1);
@@ -152,7 +173,8 @@ pub fn encode_segment(diffs: &[ReverseDiff]) -> Vec<u8> {
 /// Decodes a segment.
 pub fn decode_segment(bytes: &[u8], expected_crc: u32, location: &str) -> Result<Vec<ReverseDiff>> {
     let bad = |detail: &str| StoreError::corrupted(Structure::Revert, location, detail);
-    let (count, mut r) = open(bytes, TAG_SEGMENT, expected_crc, location)?;
+    let (count, flags, mut r) = open(bytes, TAG_SEGMENT, expected_crc, location)?;
+    let owned = flags & FLAG_OWNERS != 0;
     let mut diffs = Vec::with_capacity(count.min(bytes.len() / 76));
     for _ in 0..count {
         let seq = r.u64().ok_or_else(|| bad("truncated layer"))?;
@@ -161,8 +183,14 @@ pub fn decode_segment(bytes: &[u8], expected_crc: u32, location: &str) -> Result
         let entries = r.u32().ok_or_else(|| bad("truncated layer"))? as usize;
         let mut old = Vec::with_capacity(entries.min(r.remaining() / 33));
         let mut seen = HashMap::with_capacity(entries.min(r.remaining() / 33));
+        let mut owners = Vec::new();
         for _ in 0..entries {
             let key = B256::from(r.array::<32>().ok_or_else(|| bad("truncated entry"))?);
+            if owned {
+                owners.push(Address::from(
+                    r.array::<20>().ok_or_else(|| bad("truncated entry"))?,
+                ));
+            }
             let value = match r.u8() {
                 Some(0) => None,
                 Some(1) => Some(B256::from(
@@ -183,6 +211,7 @@ pub fn decode_segment(bytes: &[u8], expected_crc: u32, location: &str) -> Result
             root_before,
             root,
             old,
+            owners,
         });
     }
     if r.remaining() != 0 {
@@ -206,12 +235,14 @@ mod tests {
                     (B256::repeat_byte(1), None),
                     (B256::repeat_byte(2), Some(B256::ZERO)),
                 ],
+                owners: vec![],
             },
             ReverseDiff {
                 seq: 2,
                 root_before: [2; 32],
                 root: [3; 32],
                 old: vec![],
+                owners: vec![],
             },
         ];
         assert_eq!(segment_len(&diffs), encode_segment(&diffs).len());
@@ -229,21 +260,28 @@ mod tests {
                     (B256::repeat_byte(3), Some(B256::repeat_byte(4))),
                     (B256::repeat_byte(5), None),
                 ],
+                owners: vec![],
             },
             ReverseDiff {
                 seq: 6,
                 root_before: [2; 32],
                 root: [7; 32],
                 old: vec![],
+                owners: vec![],
             },
         ];
-        let bytes = encode_segment(&diffs);
-        let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
-        assert_eq!(decode_segment(&bytes, crc, "t").unwrap(), diffs);
-        for at in 0..bytes.len() {
-            let mut bad = bytes.clone();
-            bad[at] ^= 0x20;
-            assert!(decode_segment(&bad, crc, "t").is_err(), "flip at {at}");
+        let mut owned = diffs.clone();
+        owned[0].owners = vec![Address::repeat_byte(8), Address::repeat_byte(9)];
+        for diffs in [diffs, owned] {
+            let bytes = encode_segment(&diffs);
+            assert_eq!(bytes.len(), segment_len(&diffs));
+            let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+            assert_eq!(decode_segment(&bytes, crc, "t").unwrap(), diffs);
+            for at in 0..bytes.len() {
+                let mut bad = bytes.clone();
+                bad[at] ^= 0x20;
+                assert!(decode_segment(&bad, crc, "t").is_err(), "flip at {at}");
+            }
         }
     }
 }

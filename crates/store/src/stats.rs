@@ -76,6 +76,19 @@ pub struct Stats {
     pub revert_window_damaged: Option<String>,
     /// Why the handle refuses writes, if it does.
     pub poisoned: Option<String>,
+    /// Whether the database keeps a flat index of account values.
+    pub flat_index: bool,
+    /// Records in the flat index's leaves (the last checkpoint's).
+    pub flat_records: u64,
+    /// Flat-index leaves.
+    pub flat_leaves: u64,
+    /// Flat-index directory nodes.
+    pub flat_nodes: u64,
+    /// Flat-index changes held in memory since the last checkpoint.
+    pub flat_changes: u64,
+    /// Resident bytes of the flat index's directory (one fence per leaf,
+    /// plus the nodes above).
+    pub flat_directory_bytes: u64,
 }
 
 /// Serializes a hash as `0x` followed by 64 hex digits.

@@ -35,11 +35,17 @@
 //! 68   ...   L layers, each:
 //!              8    layer sequence number (a revert: the layer reverted to)
 //!              32   root after the layer
-//!              4    kind: 0 a block, 1 a revert to the layer numbered above
+//!              4    kind: bit 0 set for a revert to the layer numbered
+//!                   above (else a block), bit 1 set when owners follow
 //!              4    number of sets s
 //!              4    number of deletes d
 //!              64*s sets: 32-byte key, 32-byte value, in application order
 //!              32*d deleted keys (a revert restoring absence)
+//!              if owners follow (a database with a flat index):
+//!              4    number of owners a
+//!              20*a owner addresses, strictly ascending
+//!              4*(s+d) per set then per delete, the index of its key's
+//!                   owner among them
 //! ```
 //!
 //! **Restart.** After a checkpoint is durable the log restarts: a mark
@@ -77,7 +83,7 @@
 
 use std::sync::Arc;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
 use crate::error::{Result, StoreError, Structure};
@@ -194,6 +200,32 @@ pub struct WalLayer {
     /// Whether this is a revert to layer `seq` (its ops restore that
     /// layer's state) rather than a block.
     pub revert: bool,
+    /// The account owning each op's key, parallel to `ops` (a database
+    /// with a flat index), or empty.
+    pub owners: Vec<Address>,
+}
+
+/// Bit of a layer's kind field: a revert.
+const KIND_REVERT: u32 = 1;
+/// Bit of a layer's kind field: owners follow.
+const KIND_OWNED: u32 = 2;
+
+/// The sorted, unique owners of a layer and each op's index among them,
+/// sets first then deletes (the encoded order).
+fn owner_table(ops: &[(B256, Option<B256>)], owners: &[Address]) -> (Vec<Address>, Vec<u32>) {
+    let mut table: Vec<Address> = owners.to_vec();
+    table.sort_unstable();
+    table.dedup();
+    let index = |owner: &Address| {
+        // A layer has at most LAYER_OPS_MAX owners.
+        #[allow(clippy::cast_possible_truncation)]
+        let at = table.binary_search(owner).unwrap_or(0) as u32;
+        at
+    };
+    let sets = ops.iter().zip(owners).filter(|((_, v), _)| v.is_some());
+    let deletes = ops.iter().zip(owners).filter(|((_, v), _)| v.is_none());
+    let indices = sets.chain(deletes).map(|(_, o)| index(o)).collect();
+    (table, indices)
 }
 
 /// A decoded WAL record.
@@ -219,7 +251,7 @@ impl WalRecord {
 }
 
 fn layer_bytes(layer: &WalLayer) -> usize {
-    layer_len(&layer.ops)
+    layer_len(&layer.ops, &layer.owners)
 }
 
 /// Bytes of a record holding `layers`.
@@ -229,9 +261,17 @@ pub fn record_len(layers: &[WalLayer]) -> usize {
 
 /// Bytes a record holding just a layer of `ops` writes adds (its share of
 /// a record; for splitting a persist into records).
-pub fn layer_len(ops: &[(B256, Option<B256>)]) -> usize {
+pub fn layer_len(ops: &[(B256, Option<B256>)], owners: &[Address]) -> usize {
     let deletes = ops.iter().filter(|(_, v)| v.is_none()).count();
-    LAYER_HEADER_BYTES + 64 * (ops.len() - deletes) + 32 * deletes
+    let owned = if owners.is_empty() {
+        0
+    } else {
+        let mut distinct = owners.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        4 + 20 * distinct.len() + 4 * ops.len()
+    };
+    LAYER_HEADER_BYTES + 64 * (ops.len() - deletes) + 32 * deletes + owned
 }
 
 /// Encodes a record of `layers` (each layer's sets are written before its
@@ -270,9 +310,12 @@ pub fn encode(
             .filter(|(_, v)| v.is_none())
             .map(|(k, _)| k)
             .collect();
+        debug_assert!(layer.owners.is_empty() || layer.owners.len() == layer.ops.len());
+        let owned = !layer.owners.is_empty();
+        let kind = if layer.revert { KIND_REVERT } else { 0 } | if owned { KIND_OWNED } else { 0 };
         out.extend_from_slice(&layer.seq.to_le_bytes());
         out.extend_from_slice(&layer.root);
-        out.extend_from_slice(&u32::from(layer.revert).to_le_bytes());
+        out.extend_from_slice(&kind.to_le_bytes());
         out.extend_from_slice(&u32_field(sets.len()));
         out.extend_from_slice(&u32_field(deletes.len()));
         for (key, value) in sets {
@@ -281,6 +324,16 @@ pub fn encode(
         }
         for key in deletes {
             out.extend_from_slice(key.as_slice());
+        }
+        if owned {
+            let (table, indices) = owner_table(&layer.ops, &layer.owners);
+            out.extend_from_slice(&u32_field(table.len()));
+            for owner in &table {
+                out.extend_from_slice(owner.as_slice());
+            }
+            for index in indices {
+                out.extend_from_slice(&index.to_le_bytes());
+            }
         }
     }
     debug_assert_eq!(out.len(), len);
@@ -327,7 +380,7 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
         let layer_seq = body.u64()?;
         let layer_root: Hash = body.array()?;
         let kind = body.u32()?;
-        if kind > 1 {
+        if kind > KIND_REVERT | KIND_OWNED {
             return None;
         }
         let sets = body.u32()? as usize;
@@ -349,11 +402,17 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
             let key: [u8; 32] = body.array()?;
             ops.push((B256::from(key), None));
         }
+        let owners = if kind & KIND_OWNED != 0 {
+            decode_owners(&mut body, ops.len())?
+        } else {
+            Vec::new()
+        };
         layers.push(WalLayer {
             seq: layer_seq,
             root: layer_root,
             ops,
-            revert: kind == 1,
+            revert: kind & KIND_REVERT != 0,
+            owners,
         });
     }
     if body.remaining() != 0 || layers.last().is_some_and(|l| l.root != root) {
@@ -366,6 +425,25 @@ pub fn decode(bytes: &[u8]) -> Option<WalRecord> {
         root,
         layers,
     })
+}
+
+/// Reads a layer's owner table and each op's owner.
+fn decode_owners(body: &mut Reader<'_>, ops: usize) -> Option<Vec<Address>> {
+    let count = body.u32()? as usize;
+    if count.checked_mul(20)?.checked_add(ops.checked_mul(4)?)? > body.remaining() {
+        return None;
+    }
+    let mut table: Vec<Address> = Vec::with_capacity(count);
+    for _ in 0..count {
+        let owner = Address::from(body.array::<20>()?);
+        if table.last().is_some_and(|last| *last >= owner) {
+            return None;
+        }
+        table.push(owner);
+    }
+    (0..ops)
+        .map(|_| table.get(body.u32()? as usize).copied())
+        .collect()
 }
 
 /// What replay found: the end of the log, and how the header stands.
@@ -662,12 +740,23 @@ mod tests {
                 root: [3; 32],
                 ops: ops.clone(),
                 revert: false,
+                owners: vec![],
+            },
+            WalLayer {
+                seq: 41,
+                root: [5; 32],
+                owners: (0..ops.len())
+                    .map(|i| Address::repeat_byte(u8::from(i % 2 == 0)))
+                    .collect(),
+                ops: ops.clone(),
+                revert: false,
             },
             WalLayer {
                 seq: 38,
                 root: [4; 32],
                 ops: vec![],
                 revert: true,
+                owners: vec![],
             },
         ];
         let record = encode(true, 3, 17, &[4; 32], &layers).unwrap();

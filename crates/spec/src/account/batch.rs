@@ -216,6 +216,18 @@ impl AccountBatch {
         self.for_each_tree_write(|key, value| writes.push((key, value)));
         writes
     }
+
+    /// The batch's tree-key writes with the account each belongs to, in
+    /// order: what a store that files values by account (a flat index)
+    /// applies.
+    pub fn owned_tree_writes(&self) -> Vec<(Address, B256, B256)> {
+        let mut writes = Vec::with_capacity(self.tree_write_count());
+        for op in &self.ops {
+            let owner = *op.address();
+            op.for_each_tree_write(|key, value| writes.push((owner, key, value)));
+        }
+        writes
+    }
 }
 
 impl From<Vec<AccountOp>> for AccountBatch {

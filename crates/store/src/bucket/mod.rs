@@ -114,7 +114,6 @@ impl Bucket {
     }
 
     /// `(sub_index, value)` pairs of `entry`, ascending.
-    #[cfg(feature = "fuzzing")]
     pub fn pairs_of<'a>(&'a self, entry: &'a StemEntry) -> impl Iterator<Item = (u8, &'a B256)> {
         entry.sub_indices().zip(self.values_of(entry))
     }

@@ -105,6 +105,16 @@ impl Directory {
         self.nodes.iter().map(Vec::len).sum()
     }
 
+    /// Resident bytes: the fences and nodes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.leaves.capacity() * std::mem::size_of::<Fence>()
+            + self
+                .nodes
+                .iter()
+                .map(|level| level.capacity() * std::mem::size_of::<Node>())
+                .sum::<usize>()
+    }
+
     /// Extents of every node (what open marks as used).
     pub fn node_extents(&self) -> impl Iterator<Item = Extent> + '_ {
         self.nodes.iter().flatten().map(|n| n.fence.extent)
@@ -123,10 +133,16 @@ impl Directory {
         )
     }
 
-    /// Replaces the leaves at `positions` (ascending) by `replacements`
-    /// (each position's new fences, keys ascending and between the
-    /// neighbours' keys, marked fresh); returns the replaced extents.
-    pub fn replace_leaves(&mut self, replaced: &[(usize, Vec<Fence>)]) -> Vec<Extent> {
+    /// A copy of this directory whose leaves at the listed positions
+    /// (ascending) are replaced by the listed fences (each position's new
+    /// fences, keys ascending and between the neighbours' keys, marked
+    /// fresh; a position past the end appends), with the replaced
+    /// extents. The levels above are those of this directory until
+    /// [`Directory::rebuild`].
+    pub fn with_leaves_replaced(
+        &self,
+        replaced: &[(usize, Vec<Fence>)],
+    ) -> (Directory, Vec<Extent>) {
         let mut released = Vec::with_capacity(replaced.len());
         let mut out = Vec::with_capacity(self.leaves.len() + replaced.len());
         let mut next = 0;
@@ -143,17 +159,20 @@ impl Directory {
             out.windows(2).all(|w| w[0].key < w[1].key),
             "leaves out of order"
         );
-        self.leaves = out;
-        released
+        let next = Directory {
+            leaves: out,
+            nodes: self.nodes.clone(),
+        };
+        (next, released)
     }
 
-    /// Rebuilds the levels above the leaves after [`replace_leaves`]: a
+    /// Rebuilds the levels above the leaves after they changed: a
     /// run that holds nothing fresh and equals a node of the previous
     /// shape (same first and last key and count) keeps that node; every
     /// other run is encoded and written through `write` (which returns
-    /// where). Returns the extents of the nodes no longer used.
-    ///
-    /// [`replace_leaves`]: Directory::replace_leaves
+    /// where). Returns the extents of the nodes no longer used. On an
+    /// error the directory is half rebuilt: callers rebuild a copy
+    /// ([`Directory::with_leaves_replaced`]) and keep the original.
     pub fn rebuild(
         &mut self,
         write: &mut dyn FnMut(&[u8]) -> Result<Extent>,

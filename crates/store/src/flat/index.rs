@@ -142,7 +142,8 @@ impl FlatIndex {
     /// may differ from the tip's) into the leaves they fall in and the
     /// directory above, copy-on-write. The changes held in memory are not
     /// touched; the caller settles them with [`FlatIndex::settled`] once
-    /// the checkpoint is durable.
+    /// the checkpoint is durable. On an error nothing changes here (the
+    /// blocks written are garbage the allocator reclaims at the next open).
     pub fn write(
         &mut self,
         changes: &BTreeMap<FlatKey, Option<B256>>,
@@ -185,13 +186,16 @@ impl FlatIndex {
             }
             replaced.push((position, fences));
         }
-        report.released = self.directory.replace_leaves(&replaced);
+        let (mut next, released) = self.directory.with_leaves_replaced(&replaced);
+        report.released = released;
         let mut nodes_written = 0usize;
         let mut write = |bytes: &[u8]| {
             nodes_written += 1;
             io.write(bytes)
         };
-        report.released.extend(self.directory.rebuild(&mut write)?);
+        report.released.extend(next.rebuild(&mut write)?);
+        // Nothing changes until every write succeeded.
+        self.directory = next;
         report.nodes_written = nodes_written;
         self.stored_records = records;
         Ok(report)
@@ -239,9 +243,10 @@ impl FlatIndex {
             fences.push(write_leaf(&current, io)?);
             index.stored_records += current.len() as u64;
         }
-        index.directory.replace_leaves(&[(0, fences)]);
-        index.directory.rebuild(&mut |bytes| io.write(bytes))?;
-        index.directory.settle();
+        let (mut directory, _) = index.directory.with_leaves_replaced(&[(0, fences)]);
+        directory.rebuild(&mut |bytes| io.write(bytes))?;
+        directory.settle();
+        index.directory = directory;
         Ok(index)
     }
 }

@@ -55,12 +55,16 @@ impl Store {
     /// changed buckets, whatever the block's size. It cannot be reverted,
     /// ends the revert window and voids older snapshots. After a failure
     /// the handle reloads the last good state from the files (see the
-    /// module documentation).
+    /// module documentation). A database with a flat index refuses it
+    /// ([`StoreError::OwnersRequired`]): bulk writes name no accounts.
     pub fn apply_bulk(
         &mut self,
         sorted_writes: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<[u8; 32]> {
         self.check_writable()?;
+        if self.tree.flat.is_some() {
+            return Err(StoreError::OwnersRequired);
+        }
         self.commit()?;
         // The commit may have been durable while the checkpoint it
         // triggered failed and poisoned the handle: stop there.

@@ -139,8 +139,9 @@ impl Store {
         }
         self.commit()?;
         self.check_writable()?;
-        let changed =
-            self.tree.buckets.iter().any(|b| b.dirty.is_some()) || !self.durable.wal.is_empty();
+        let changed = self.tree.buckets.iter().any(|b| b.dirty.is_some())
+            || !self.durable.wal.is_empty()
+            || self.flat_changes_bytes() > 0;
         if !changed {
             return Ok(());
         }
@@ -239,8 +240,10 @@ impl Store {
                 Link::Internal(_) => unreachable!("overrides are for leaves"),
             }
         });
+        self.write_flat(&mut writer)?;
         let revert_log = self.write_revert_log(&mut writer)?;
         self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
+        self.settle_flat();
         // The checkpoint is durable from here on: a failure to restart the
         // WAL poisons the handle (no commit could follow) but does not
         // undo it, and a reopen restarts the log.
@@ -358,6 +361,7 @@ impl Store {
             stem_count: self.history.persisted_counts().0,
             leaf_count: self.history.persisted_counts().1,
             root,
+            flat: self.flat_meta(),
         };
         // Once the first copy is durable the checkpoint stands; a failure
         // writing the second poisons the handle but does not undo it.

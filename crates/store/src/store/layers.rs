@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
 use super::Store;
@@ -42,6 +42,9 @@ pub struct Layer {
     pub ops: Vec<(B256, Option<B256>)>,
     /// Every key the layer touched, with its value before the layer.
     pub old: HashMap<B256, Option<B256>>,
+    /// The account owning every key the layer touched (a database with a
+    /// flat index; empty otherwise).
+    pub owners: HashMap<B256, Address>,
     /// Whether the layer is in the WAL (or a checkpoint).
     pub persisted: bool,
     /// Stem and value counts after the layer.
@@ -90,17 +93,54 @@ impl Store {
     /// A block holds at most [`LAYER_OPS_MAX`](crate::LAYER_OPS_MAX) writes (one WAL record
     /// must hold it); a larger one fails with
     /// [`StoreError::BlockTooLarge`] before anything changes.
+    ///
+    /// A database with a flat index refuses writes that do not name their
+    /// accounts ([`StoreError::OwnersRequired`]; see
+    /// [`Store::apply_owned`]).
     pub fn apply(&mut self, writes: &[(B256, B256)]) -> Result<Hash> {
         self.check_writable()?;
-        if writes.len() > wal::LAYER_OPS_MAX {
+        if self.tree.flat.is_some() && !writes.is_empty() {
+            return Err(StoreError::OwnersRequired);
+        }
+        let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
+        self.apply_layer(ops, HashMap::new())
+    }
+
+    /// Applies `writes`, each `(owner, key, value)`: the account whose
+    /// value `key` is, like [`Store::apply`]. The owners file each value
+    /// in the flat index, when the database keeps one (otherwise they are
+    /// not stored). Each key's owner must be the account its tree key was
+    /// derived from (the engine's account-level writes guarantee it).
+    pub fn apply_owned(&mut self, writes: &[(Address, B256, B256)]) -> Result<Hash> {
+        self.check_writable()?;
+        let ops: Vec<(B256, Option<B256>)> =
+            writes.iter().map(|(_, k, v)| (*k, Some(*v))).collect();
+        let owners = if self.tree.flat.is_some() {
+            writes
+                .iter()
+                .map(|(owner, key, _)| (*key, *owner))
+                .collect()
+        } else {
+            HashMap::new()
+        };
+        self.apply_layer(ops, owners)
+    }
+
+    /// One block as a new layer: tree, flat index, history.
+    fn apply_layer(
+        &mut self,
+        ops: Vec<(B256, Option<B256>)>,
+        owners: HashMap<B256, Address>,
+    ) -> Result<Hash> {
+        if ops.len() > wal::LAYER_OPS_MAX {
             return Err(StoreError::BlockTooLarge {
-                writes: writes.len() as u64,
+                writes: ops.len() as u64,
                 max: wal::LAYER_OPS_MAX as u64,
             });
         }
-        let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
         let root_before = self.tree.root;
         let undo = self.apply_ops(&ops)?;
+        self.record_flat(&ops, &owners);
         self.history.push(
             Layer {
                 seq: 0,
@@ -108,6 +148,7 @@ impl Store {
                 root: self.tree.root,
                 ops,
                 old: first_old(undo),
+                owners,
                 persisted: false,
                 counts_after: self.tree.counts(),
             },
@@ -182,7 +223,8 @@ impl Store {
             let mut bytes = wal::record_len(&[]);
             let mut end = start;
             while end <= index {
-                let more = wal::layer_len(&self.history.layers()[end].ops);
+                let layer = &self.history.layers()[end];
+                let more = wal::layer_len(&layer.ops, &Self::op_owners(layer));
                 if end > start && bytes + more > wal::RECORD_BYTES_MAX {
                     break;
                 }
@@ -198,6 +240,7 @@ impl Store {
                     root: l.root,
                     ops: l.ops.clone(),
                     revert: false,
+                    owners: Self::op_owners(l),
                 })
                 .collect();
             let root = self.history.layers()[end - 1].root;
@@ -211,7 +254,7 @@ impl Store {
             start = end;
         }
         self.trim_layers();
-        if self.tree.dirty_bytes > self.options.dirty_bytes_max()
+        if self.tree.dirty_bytes + self.flat_changes_bytes() > self.options.dirty_bytes_max()
             || self.durable.wal.len() > self.options.wal_bytes_max
         {
             if let Err(error) = self.write_checkpoint() {
@@ -245,6 +288,7 @@ impl Store {
                 self.poison(&error);
                 return;
             }
+            self.record_flat(&ops, &layer.owners);
             debug_assert_eq!(
                 self.tree.root, layer.root_before,
                 "revert did not restore the root"

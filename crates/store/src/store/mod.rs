@@ -28,6 +28,7 @@ mod build;
 mod bulk;
 mod checkpoint;
 mod durable;
+mod flat_ops;
 mod history;
 mod layers;
 mod open;
@@ -38,6 +39,7 @@ mod revert;
 mod state_view;
 mod tree;
 mod verify;
+mod verify_flat;
 mod window;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,6 +49,7 @@ use ubt_spec::hash::Hash;
 
 use crate::bucket::Bucket;
 use crate::error::{Result, StoreError};
+use crate::flat::index::FlatIndex;
 use crate::format::Extent;
 use crate::io::{DirLock, StoreDir};
 use crate::options::Options;
@@ -56,6 +59,7 @@ use crate::upper::NodeId;
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
+pub use flat_ops::FlatBuildReport;
 pub use layers::{Layer, LayerInfo, Snapshot};
 pub use verify::VerifyReport;
 
@@ -240,6 +244,7 @@ impl Store {
     /// Statistics about the database and this handle.
     pub fn stats(&self) -> Stats {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let flat = self.tree.flat.as_ref();
         let (depth_max, depth_sum, leaves) = self.tree.trie.leaf_depths();
         let dirty_buckets = self
             .tree
@@ -287,6 +292,12 @@ impl Store {
             poisoned: self.poisoned.clone(),
             meta_slot_damaged: self.durable.meta_slot_damaged,
             revert_window_damaged: self.history.window_damaged.clone(),
+            flat_index: self.tree.flat.is_some(),
+            flat_records: flat.map_or(0, FlatIndex::stored_records),
+            flat_leaves: flat.map_or(0, |f| f.directory().leaves().len() as u64),
+            flat_nodes: flat.map_or(0, |f| f.directory().node_count() as u64),
+            flat_changes: flat.map_or(0, |f| f.changes().len() as u64),
+            flat_directory_bytes: flat.map_or(0, |f| f.directory().memory_bytes() as u64),
         }
     }
 

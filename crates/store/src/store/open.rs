@@ -21,6 +21,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::read::block_location;
+use alloy_primitives::{Address, B256};
+
 use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
 use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::bucket::BUCKET_PREFIX_MAX;
@@ -124,11 +126,13 @@ impl Store {
         }
         check_data_len(data.as_ref(), &meta)?;
         let (trie, buckets) = load_upper_trie(data.as_ref(), &meta)?;
-        let whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
-        let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
-        let root = meta.root.summary.hash;
         let cache = Arc::new(BucketCache::new(options.cache_bytes_max()));
         let counters = Arc::new(Counters::default());
+        let flat = super::flat_ops::load_flat(data.as_ref(), &cache, &counters, &meta)?;
+        let mut whole_blocks: Vec<Extent> = meta.revert_log.into_iter().collect();
+        whole_blocks.extend(super::flat_ops::flat_extents(flat.as_ref()));
+        let (alloc, page_blocks) = claim_space(&trie, &buckets, &whole_blocks, meta.data_blocks)?;
+        let root = meta.root.summary.hash;
         let prefetcher = super::prefetch::Prefetcher::start(
             Arc::clone(&data),
             Arc::clone(&cache),
@@ -157,6 +161,7 @@ impl Store {
                 stem_count: meta.stem_count,
                 leaf_count: meta.leaf_count,
                 root,
+                flat,
             },
             // The revert segment is read when first needed (a read-only
             // handle reads it only to verify it, or for a reader at one of
@@ -220,6 +225,24 @@ impl Store {
         for layer in record.layers {
             let root_before = self.tree.root;
             let undo = self.apply_ops(&layer.ops)?;
+            let owners: std::collections::HashMap<B256, Address> = if self.tree.flat.is_some() {
+                if layer.owners.len() != layer.ops.len() {
+                    return Err(StoreError::corrupted(
+                        Structure::Wal,
+                        format!("{WAL_FILE} record {}", record.seq),
+                        "a layer without owners on a database with a flat index",
+                    ));
+                }
+                layer
+                    .ops
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .zip(layer.owners.iter().copied())
+                    .collect()
+            } else {
+                std::collections::HashMap::new()
+            };
+            self.record_flat(&layer.ops, &owners);
             if layer.revert {
                 if self.tree.root != layer.root {
                     return Err(StoreError::corrupted(
@@ -245,6 +268,7 @@ impl Store {
                     root: layer.root,
                     ops: Vec::new(),
                     old: super::layers::first_old(undo),
+                    owners,
                     persisted: true,
                     counts_after: self.tree.counts(),
                 },
@@ -409,6 +433,10 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
             leaf: true,
             extent: None,
         },
+        flat: options.flat_index.then_some(crate::meta::FlatMeta {
+            root: None,
+            records: 0,
+        }),
     };
     let failed = StoreError::io("creating the database");
     let create_empty = |name: &str| -> std::io::Result<Arc<dyn StoreFile>> {

@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
 use super::Store;
@@ -31,6 +31,9 @@ struct RevertPlan {
     diffs: Vec<Vec<(B256, Option<B256>)>>,
     /// Whether any reverted layer is durable (then so must the revert be).
     persisted: bool,
+    /// The owner of every key a reverted layer touched (a database with a
+    /// flat index).
+    owners: HashMap<B256, Address>,
 }
 
 impl Store {
@@ -67,11 +70,19 @@ impl Store {
                     max: wal::LAYER_OPS_MAX as u64,
                 });
             }
+            let owners = if self.tree.flat.is_some() {
+                ops.iter()
+                    .map(|(key, _)| plan.owners.get(key).copied().unwrap_or_default())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let layer = WalLayer {
                 seq: plan.target_seq,
                 root: *root,
                 ops: ops.clone(),
                 revert: true,
+                owners,
             };
             self.append_record(root, &[layer])?;
         }
@@ -82,6 +93,7 @@ impl Store {
             }
             return Err(error);
         }
+        self.record_flat(&ops, &plan.owners);
         if self.tree.root != *root {
             let error = StoreError::corrupted(
                 Structure::Revert,
@@ -105,6 +117,13 @@ impl Store {
                 .map(|l| l.old.iter().map(|(k, v)| (*k, *v)).collect())
                 .collect()
         };
+        let owners_after = |position: usize| -> HashMap<B256, Address> {
+            self.history
+                .layers()
+                .range(position..)
+                .flat_map(|l| l.owners.iter().map(|(k, o)| (*k, *o)))
+                .collect()
+        };
         if let Some(position) = self.history.layers().iter().rposition(|l| l.root == *root) {
             return Ok(RevertPlan {
                 target_seq: self.history.layers()[position].seq,
@@ -114,6 +133,7 @@ impl Store {
                     .range(position + 1..)
                     .any(|l| l.persisted),
                 diffs: diffs_after(position + 1),
+                owners: owners_after(position + 1),
             });
         }
         match self.history.layers().front() {
@@ -121,6 +141,7 @@ impl Store {
                 target_seq: oldest.seq.saturating_sub(1),
                 persisted: oldest.persisted,
                 diffs: diffs_after(0),
+                owners: owners_after(0),
             }),
             _ => Err(StoreError::UnknownRoot(*root)),
         }
@@ -151,6 +172,7 @@ impl Store {
         if let Some(previous) = self.durable.meta.revert_log {
             self.tree.released.push(previous.blocks());
         }
+        let flat = self.tree.flat.is_some();
         let window: Vec<ReverseDiff> = self
             .history
             .layers()
@@ -160,11 +182,19 @@ impl Store {
                 let mut old: Vec<(B256, Option<B256>)> =
                     l.old.iter().map(|(k, v)| (*k, *v)).collect();
                 old.sort_unstable_by_key(|(key, _)| *key);
+                let owners = if flat {
+                    old.iter()
+                        .map(|(key, _)| l.owners.get(key).copied().unwrap_or_default())
+                        .collect()
+                } else {
+                    Vec::new()
+                };
                 ReverseDiff {
                     seq: l.seq,
                     root_before: l.root_before,
                     root: l.root,
                     old,
+                    owners,
                 }
             })
             .collect();

@@ -49,6 +49,8 @@ pub(crate) struct Tree {
     pub leaf_count: u64,
     /// Root of everything applied (the tip).
     pub root: Hash,
+    /// The flat index of account values, if the database keeps one.
+    pub flat: Option<crate::flat::index::FlatIndex>,
 }
 
 impl Tree {

@@ -6,9 +6,11 @@
 use rayon::prelude::*;
 
 use super::read::block_location;
+use super::verify_flat::bucket_digest;
 use super::Store;
 use crate::bucket::{compute_stem_hash, Bucket};
 use crate::error::{Result, StoreError};
+use crate::flat::digest::EntryDigest;
 use crate::format::Extent;
 use crate::io::ReadRequest;
 use crate::summary::{combine, Summary};
@@ -32,6 +34,12 @@ pub struct VerifyReport {
     pub upper_nodes: u64,
     /// Bytes read from the data file.
     pub bytes_read: u64,
+    /// Flat-index leaves checked.
+    pub flat_leaves: u64,
+    /// Flat-index directory nodes read back.
+    pub flat_nodes: u64,
+    /// Flat-index records stored in its leaves.
+    pub flat_records: u64,
     /// Every problem found (empty when the database is sound).
     pub problems: Vec<String>,
 }
@@ -78,8 +86,9 @@ impl Store {
         let mut report = VerifyReport::default();
         // Buckets: on disk (read in batches) or in memory.
         let ids: Vec<BucketId> = (0..self.tree.buckets.len()).map(id_of).collect();
+        let mut digest = EntryDigest::default();
         for chunk in ids.chunks(VERIFY_BATCH) {
-            self.verify_buckets(chunk, &mut report)?;
+            digest.merge(&self.verify_buckets(chunk, &mut report)?);
         }
         self.verify_upper(&mut report)?;
         if report.stems != self.tree.stem_count || report.leaves != self.tree.leaf_count {
@@ -96,13 +105,15 @@ impl Store {
                 .push("root differs from the meta record's root".to_string());
         }
         self.verify_revert_segment(&mut report)?;
+        self.verify_flat(&digest, &mut report)?;
         Ok(report)
     }
 
     /// One batch of buckets: those on disk read at once, every one
     /// recomputed (in parallel) and compared with its leaf in the upper
-    /// trie.
-    fn verify_buckets(&self, chunk: &[BucketId], report: &mut VerifyReport) -> Result<()> {
+    /// trie. Returns the digest of their entries (for the flat index's
+    /// check).
+    fn verify_buckets(&self, chunk: &[BucketId], report: &mut VerifyReport) -> Result<EntryDigest> {
         let on_disk: Vec<(BucketId, Extent)> = chunk
             .iter()
             .filter_map(|&id| {
@@ -131,11 +142,18 @@ impl Store {
                 loaded.push((id, Ok((**contents).clone())));
             }
         }
-        let checked: Vec<(BucketId, u64, u64, Vec<String>)> = loaded
+        let flat = self.tree.flat.is_some();
+        let mut digest = EntryDigest::default();
+        let checked: Vec<(BucketId, u64, u64, Vec<String>, EntryDigest)> = loaded
             .into_par_iter()
             .map(|(id, bucket)| match bucket {
-                Err(error) => (id, 0, 0, vec![error.to_string()]),
+                Err(error) => (id, 0, 0, vec![error.to_string()], EntryDigest::default()),
                 Ok(bucket) => {
+                    let entries = if flat {
+                        bucket_digest(&bucket)
+                    } else {
+                        EntryDigest::default()
+                    };
                     let (summary, mut problems) = recompute(&bucket);
                     let leaf = self.tree.trie.node(self.tree.buckets[id as usize].leaf);
                     if leaf.summary != summary {
@@ -149,11 +167,13 @@ impl Store {
                         bucket.stem_count() as u64,
                         bucket.leaf_count() as u64,
                         problems,
+                        entries,
                     )
                 }
             })
             .collect();
-        for (id, stems, leaves, problems) in checked {
+        for (id, stems, leaves, problems, entries) in checked {
+            digest.merge(&entries);
             report.buckets += 1;
             report.stems += stems;
             report.leaves += leaves;
@@ -179,7 +199,7 @@ impl Store {
                 }
             }
         }
-        Ok(())
+        Ok(digest)
     }
 
     /// The revert segment: what the checkpoint references for reverts.

@@ -47,6 +47,15 @@ impl Store {
         let decoded =
             crate::revert_log::decode_segment(&bytes, extent.crc, &block_location(&extent))
                 .and_then(|window| {
+                    if self.tree.flat.is_some()
+                        && window.iter().any(|d| d.owners.len() != d.old.len())
+                    {
+                        return Err(StoreError::corrupted(
+                            Structure::Revert,
+                            block_location(&extent),
+                            "reverse diffs without owners on a database with a flat index",
+                        ));
+                    }
                     if window
                         .last()
                         .is_some_and(|d| d.root != self.durable.meta.root.summary.hash)
@@ -74,6 +83,12 @@ impl Store {
                     root_before: diff.root_before,
                     root: diff.root,
                     ops: Vec::new(),
+                    owners: diff
+                        .old
+                        .iter()
+                        .map(|(key, _)| *key)
+                        .zip(diff.owners.iter().copied())
+                        .collect(),
                     old: diff.old.into_iter().collect(),
                     persisted: true,
                     // Not known for the window's blocks, and not needed:

@@ -1,0 +1,373 @@
+//! The flat index in the store's operations (`crate::flat`; ARCHITECTURE.md,
+//! "Read locality"): its reads and writes through the data file and the
+//! block cache, account-level reads at the tip, the share of a checkpoint,
+//! the bulk build, and the loading at open.
+//!
+//! The index follows the tip like the buckets do: every applied write
+//! with an owner sets its record in the index's changes (reverts and
+//! replays included); a checkpoint writes the persisted state's records
+//! (the tip's, with unpersisted layers undone) into the leaves,
+//! copy-on-write, and keeps the unpersisted ones in memory.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use alloy_primitives::{Address, B256};
+
+use super::checkpoint::RunWriter;
+use super::read::block_location;
+use super::{Counters, Layer, Store};
+use crate::alloc::BlockAllocator;
+use crate::cache::{BucketCache, CacheKey};
+use crate::error::{Result, StoreError, Structure};
+use crate::flat::directory::Directory;
+use crate::flat::index::{FlatIndex, FlatIo};
+use crate::flat::key::FlatKey;
+use crate::flat::leaf;
+use crate::format::{blocks_for, checksum, Extent};
+use crate::io::{ReadRequest, StoreFile};
+use crate::meta::{FlatMeta, Meta};
+
+/// Reads flat leaves and nodes from the data file, through the block
+/// cache when `cached`, checking each against its extent's checksum.
+pub(super) struct FlatReader<'a> {
+    pub data: &'a dyn StoreFile,
+    pub cache: &'a BucketCache,
+    pub counters: &'a Counters,
+    pub cached: bool,
+}
+
+impl FlatIo for FlatReader<'_> {
+    fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>> {
+        let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(extents.len());
+        let mut requests = Vec::new();
+        let mut slots = Vec::new();
+        for (position, at) in extents.iter().enumerate() {
+            let hit = self
+                .cached
+                .then(|| self.cache.get(CacheKey::FlatLeaf(at.offset), at))
+                .flatten();
+            if hit.is_some() {
+                Counters::add(&self.counters.cache_hits, 1);
+            } else {
+                requests.push(ReadRequest {
+                    offset: at.offset,
+                    len: at.byte_len(),
+                });
+                slots.push(position);
+            }
+            out.push(hit);
+        }
+        let mut first_error: Option<StoreError> = None;
+        let mut read_bytes = 0u64;
+        self.data
+            .read_batch_each(&requests, &mut |index, result| match result {
+                Ok(bytes) => {
+                    let position = slots[index];
+                    let at = extents[position];
+                    read_bytes += bytes.len() as u64;
+                    if bytes.len() < 4
+                        || checksum(&bytes[4..]) != at.crc
+                        || leaf::stored_crc(&bytes) != at.crc
+                    {
+                        first_error.get_or_insert(StoreError::corrupted(
+                            Structure::FlatLeaf,
+                            block_location(&at),
+                            "checksum mismatch (flat index block)",
+                        ));
+                        return;
+                    }
+                    let bytes: Arc<[u8]> = Arc::from(bytes);
+                    if self.cached {
+                        self.cache
+                            .insert(CacheKey::FlatLeaf(at.offset), at, bytes.clone());
+                    }
+                    out[position] = Some(bytes);
+                }
+                Err(error) => {
+                    first_error.get_or_insert(StoreError::io("reading the flat index")(error));
+                }
+            });
+        Counters::add(&self.counters.bucket_reads, requests.len() as u64);
+        Counters::add(&self.counters.bucket_read_bytes, read_bytes);
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        out.into_iter()
+            .map(|bytes| {
+                bytes.ok_or_else(|| {
+                    StoreError::io("reading the flat index")(std::io::Error::other(
+                        "read never completed",
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    fn write(&mut self, _bytes: &[u8]) -> Result<Extent> {
+        Err(StoreError::ReadOnly("a flat index reader".into()))
+    }
+}
+
+/// Writes flat leaves and nodes into fresh blocks of the data file (never
+/// one the durable checkpoint uses), caching what it writes.
+pub(super) struct FlatWriter<'a, 'w> {
+    pub reader: FlatReader<'a>,
+    pub alloc: &'a mut BlockAllocator,
+    pub writer: &'a mut RunWriter<'w>,
+}
+
+impl FlatIo for FlatWriter<'_, '_> {
+    fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>> {
+        self.reader.read(extents)
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<Extent> {
+        let block = self.alloc.alloc(blocks_for(bytes.len()));
+        self.writer.write(block, bytes)?;
+        let extent = Extent::at_block(block, bytes.len(), leaf::stored_crc(bytes));
+        self.reader
+            .cache
+            .insert(CacheKey::FlatLeaf(extent.offset), extent, Arc::from(bytes));
+        Ok(extent)
+    }
+}
+
+impl Store {
+    /// Whether the database keeps a flat index of account values.
+    pub fn has_flat_index(&self) -> bool {
+        self.tree.flat.is_some()
+    }
+
+    pub(super) fn flat_reader(&self, cached: bool) -> FlatReader<'_> {
+        FlatReader {
+            data: self.tree.data.as_ref(),
+            cache: &self.tree.cache,
+            counters: &self.counters,
+            cached,
+        }
+    }
+
+    /// The values at the tree keys `keys`, all values of the account at
+    /// `owner`, at the tip: from the flat index when the database keeps
+    /// one (the leaves needed read in one batch, a few for one account),
+    /// else from the buckets ([`Store::get_many`]).
+    pub fn get_owned(&self, owner: &Address, keys: &[B256]) -> Result<Vec<Option<B256>>> {
+        self.check_readable()?;
+        let Some(flat) = &self.tree.flat else {
+            return self.get_many(keys);
+        };
+        let flat_keys: Vec<FlatKey> = keys.iter().map(|key| FlatKey::new(owner, key)).collect();
+        flat.get_many(&flat_keys, &self.flat_reader(true))
+    }
+
+    /// Records applied ops in the flat index, each under its key's owner
+    /// (nothing when the database keeps no flat index).
+    pub(super) fn record_flat(
+        &mut self,
+        ops: &[(B256, Option<B256>)],
+        owners: &HashMap<B256, Address>,
+    ) {
+        let Some(flat) = &mut self.tree.flat else {
+            return;
+        };
+        for (key, value) in ops {
+            let owner = owners.get(key);
+            debug_assert!(
+                owner.is_some(),
+                "a write without its owner on a flat-indexed store"
+            );
+            if let Some(owner) = owner {
+                flat.set(FlatKey::new(owner, key), *value);
+            }
+        }
+    }
+
+    /// Each op's owner, parallel to the layer's ops (empty without a flat
+    /// index): what its WAL record carries.
+    pub(super) fn op_owners(layer: &Layer) -> Vec<Address> {
+        if layer.owners.is_empty() {
+            return Vec::new();
+        }
+        layer
+            .ops
+            .iter()
+            .map(|(key, _)| layer.owners.get(key).copied().unwrap_or_default())
+            .collect()
+    }
+
+    /// The flat keys unpersisted layers touched, each with its value at
+    /// the persisted root.
+    fn flat_unpersisted(&self) -> HashMap<FlatKey, Option<B256>> {
+        let mut at_persisted: HashMap<FlatKey, Option<B256>> = HashMap::new();
+        for layer in self.history.layers().iter().filter(|l| !l.persisted) {
+            for (key, old) in &layer.old {
+                if let Some(owner) = layer.owners.get(key) {
+                    at_persisted.entry(FlatKey::new(owner, key)).or_insert(*old);
+                }
+            }
+        }
+        at_persisted
+    }
+
+    /// A checkpoint's share: writes the persisted state's changed records
+    /// into the leaves and the directory through `writer`. The changes
+    /// stay in memory until [`Store::settle_flat`].
+    pub(super) fn write_flat(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
+        let Some(mut flat) = self.tree.flat.take() else {
+            return Ok(());
+        };
+        let mut persisted: BTreeMap<FlatKey, Option<B256>> = flat.changes().clone();
+        persisted.extend(self.flat_unpersisted());
+        let mut io = FlatWriter {
+            reader: FlatReader {
+                data: self.tree.data.as_ref(),
+                cache: &self.tree.cache,
+                counters: &self.counters,
+                cached: true,
+            },
+            alloc: &mut self.tree.alloc,
+            writer,
+        };
+        let written = flat.write(&persisted, &mut io);
+        self.tree.flat = Some(flat);
+        for extent in written?.released {
+            self.tree.released.push(extent.blocks());
+        }
+        Ok(())
+    }
+
+    /// After a durable checkpoint: the flat index keeps in memory only what
+    /// unpersisted layers changed.
+    pub(super) fn settle_flat(&mut self) {
+        let unpersisted: HashSet<FlatKey> = self.flat_unpersisted().into_keys().collect();
+        if let Some(flat) = &mut self.tree.flat {
+            let kept = flat
+                .take_changes()
+                .into_iter()
+                .filter(|(key, _)| unpersisted.contains(key))
+                .collect();
+            flat.settled(kept);
+        }
+    }
+
+    /// The flat index as the next meta record holds it.
+    pub(super) fn flat_meta(&self) -> Option<FlatMeta> {
+        self.tree.flat.as_ref().map(|flat| FlatMeta {
+            root: flat.root(),
+            records: flat.stored_records(),
+        })
+    }
+
+    /// Memory held by the flat index's changes.
+    pub(super) fn flat_changes_bytes(&self) -> usize {
+        self.tree.flat.as_ref().map_or(0, FlatIndex::changes_bytes)
+    }
+
+    /// Builds the flat index of a database just built (no block applied
+    /// since), from `records` `(owner, tree key, value)` strictly ascending
+    /// by `(owner, tree key)`, and makes it durable with a checkpoint. The
+    /// values must be the tree's ([`Store::verify`] compares the two). A
+    /// failure poisons the handle; the database stays as it was built.
+    pub fn build_flat_index<I>(&mut self, records: I) -> Result<FlatBuildReport>
+    where
+        I: IntoIterator<Item = Result<(Address, B256, B256)>>,
+    {
+        self.check_writable()?;
+        let indexed = self
+            .tree
+            .flat
+            .as_ref()
+            .is_some_and(|f| f.stored_records() > 0 || !f.changes().is_empty());
+        if indexed || !self.history.layers().is_empty() {
+            return Err(StoreError::InvalidOptions(
+                "a flat index is built once, right after the database is built".into(),
+            ));
+        }
+        let data = Arc::clone(&self.tree.data);
+        let mut writer = RunWriter::new(data.as_ref());
+        let built = {
+            let mut io = FlatWriter {
+                reader: FlatReader {
+                    data: data.as_ref(),
+                    cache: &self.tree.cache,
+                    counters: &self.counters,
+                    cached: false,
+                },
+                alloc: &mut self.tree.alloc,
+                writer: &mut writer,
+            };
+            let records = records
+                .into_iter()
+                .map(|r| r.map(|(owner, key, value)| (FlatKey::new(&owner, &key), value)));
+            FlatIndex::build(records, &mut io).and_then(|index| writer.flush().map(|()| index))
+        };
+        let index = built.inspect_err(|error| self.poison(error))?;
+        Counters::add(&self.counters.data_bytes_written, writer.written);
+        let report = FlatBuildReport {
+            records: index.stored_records(),
+            leaves: index.directory().leaves().len() as u64,
+            nodes: index.directory().node_count() as u64,
+        };
+        self.tree.flat = Some(index);
+        self.write_checkpoint()
+            .inspect_err(|error| self.poison(error))?;
+        Ok(report)
+    }
+}
+
+/// What [`Store::build_flat_index`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlatBuildReport {
+    /// Records indexed.
+    pub records: u64,
+    /// Leaves written.
+    pub leaves: u64,
+    /// Directory nodes written.
+    pub nodes: u64,
+}
+
+/// Loads the flat index a checkpoint references (none if the database
+/// keeps none): the directory, one level per batch of reads, each block
+/// checked against its checksum.
+pub(super) fn load_flat(
+    data: &dyn StoreFile,
+    cache: &BucketCache,
+    counters: &Counters,
+    meta: &Meta,
+) -> Result<Option<FlatIndex>> {
+    let Some(flat) = meta.flat else {
+        return Ok(None);
+    };
+    let Some(root) = flat.root else {
+        return Ok(Some(FlatIndex::default()));
+    };
+    let reader = FlatReader {
+        data,
+        cache,
+        counters,
+        cached: false,
+    };
+    let mut first_leaf_key = |extent: &Extent| -> Result<FlatKey> {
+        let bytes = reader.read(&[*extent])?;
+        let records = leaf::decode(&bytes[0], &block_location(extent))?;
+        Ok(records[0].0)
+    };
+    let mut read = |extents: &[Extent]| reader.read(extents);
+    let directory = Directory::load(root, &mut first_leaf_key, &mut read)?;
+    Ok(Some(FlatIndex::new(directory, flat.records)))
+}
+
+/// Every block the flat index uses (leaves and nodes own whole blocks).
+pub(super) fn flat_extents(flat: Option<&FlatIndex>) -> Vec<Extent> {
+    let Some(flat) = flat else {
+        return Vec::new();
+    };
+    let directory = flat.directory();
+    directory
+        .leaves()
+        .iter()
+        .map(|f| f.extent)
+        .chain(directory.node_extents())
+        .collect()
+}
