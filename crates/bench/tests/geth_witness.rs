@@ -41,7 +41,7 @@ use ubt_bench::studies::runner::blocks::{read_blocks, BlockLine, ReplayBlock};
 use ubt_bench::studies::runner::geth::{self, default_source_dir, go_version, GethEngine};
 use ubt_bench::studies::runner::kind::Workload;
 use ubt_bench::studies::runner::ubt_exec::tree_writes;
-use ubt_bench::studies::runner::{run, PrefetchMode, RunConfig};
+use ubt_bench::studies::runner::{run, FlatMode, PrefetchMode, RunConfig};
 use ubt_bench::studies::witness_keys::geth_witness_keys;
 use ubt_engine::{AccountOp, Db, Options};
 use ubt_evm::workloads::BlockShape;
@@ -328,6 +328,7 @@ fn record(state: &Path, out: &Path, workloads: &[Workload], blocks: u64) -> Vec<
         runs: 1,
         group_depths: vec![5],
         prefetch: PrefetchMode::Off,
+        flat_index: FlatMode::On,
         peers: Vec::new(),
         peer_source: default_source_dir(),
         warm: true,

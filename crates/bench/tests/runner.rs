@@ -25,7 +25,7 @@ use ubt_bench::studies::runner::blocks::read_blocks;
 use ubt_bench::studies::runner::geth::{go_version, GethEngine};
 use ubt_bench::studies::runner::kind::Workload;
 use ubt_bench::studies::runner::ubt_exec::tree_writes;
-use ubt_bench::studies::runner::{run, PrefetchMode};
+use ubt_bench::studies::runner::{run, FlatMode, PrefetchMode};
 use ubt_evm::workloads::BlockShape;
 use ubt_spec::{FastTree, StateTree};
 
@@ -80,11 +80,15 @@ fn every_workload_runs_records_and_resumes() {
         sload_pct: 90,
         sstore_pct: 10,
     });
-    let cfg = run_config(vec![state.clone()], &out, Some(workloads.clone()));
+    let mut cfg = run_config(vec![state.clone()], &out, Some(workloads.clone()));
+    cfg.flat_index = FlatMode::Both;
     let outcome = run(&cfg, &mut |_| {}).expect("run");
-    // 6 workloads x 2 runs x 2 variants.
-    assert_eq!((outcome.runs_done, outcome.runs_resumed), (24, 0));
-    assert_eq!(outcome.loads_done, 1);
+    // 6 workloads x 2 runs x 4 variants (prefetch or not, flat index or not).
+    assert_eq!((outcome.runs_done, outcome.runs_resumed), (48, 0));
+    assert_eq!(
+        outcome.loads_done, 2,
+        "one database with the flat index, one without"
+    );
     assert!(outcome.report.markdown.is_file());
 
     let metrics = read_metrics_file(&outcome.metrics_path).unwrap();
@@ -99,7 +103,7 @@ fn every_workload_runs_records_and_resumes() {
             .join("blocks.jsonl");
         let expected = replayed_roots(&state, &blocks_file);
         assert_eq!(expected.len(), 1);
-        for variant in ["gd4", "gd4-prefetch"] {
+        for variant in ["gd4", "gd4-prefetch", "gd4-noflat", "gd4-noflat-prefetch"] {
             for run in 1..=2 {
                 let key = ("ubt".to_owned(), variant.to_owned(), name.clone(), run);
                 assert_eq!(runs.get(&key), Some(&expected), "{key:?}");
@@ -123,7 +127,7 @@ fn every_workload_runs_records_and_resumes() {
 
     // A second invocation finds every run done.
     let again = run(&cfg, &mut |_| {}).expect("rerun");
-    assert_eq!((again.runs_done, again.runs_resumed), (0, 24));
+    assert_eq!((again.runs_done, again.runs_resumed), (0, 48));
     assert_eq!(again.loads_done, 0, "the loaded database is reused");
     assert_eq!(read_metrics_file(&again.metrics_path).unwrap(), metrics);
 }

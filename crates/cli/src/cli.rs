@@ -152,6 +152,17 @@ pub enum PeersArg {
     None,
 }
 
+/// Whether ubt keeps the flat index of account values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FlatArg {
+    /// With it (`gd6`).
+    On,
+    /// Without it (`gd6-noflat`).
+    Off,
+    /// Both, side by side.
+    Both,
+}
+
 /// ubt's read variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PrefetchArg {
@@ -265,6 +276,11 @@ pub struct RunCommonArgs {
     /// Measured runs (a warm-up run comes first).
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
+    /// ubt with the flat index of account values (account and slot reads
+    /// through it), without it (every read from the tree's buckets), or
+    /// both side by side.
+    #[arg(long, value_enum, default_value_t = FlatArg::On)]
+    pub flat_index: FlatArg,
     /// Keep the page cache warm (no cold-cache protocol).
     #[arg(long)]
     pub warm: bool,

@@ -15,6 +15,11 @@ use crate::{Db, Error, Reader, Result, Root};
 /// ([`CodeReadError::MissingChunk`]).
 pub type CodeError = CodeReadError<Error>;
 
+/// `keys` of the account at `address`, as the owned reads take them.
+fn owned(address: &Address, keys: &[B256]) -> Vec<(Address, B256)> {
+    keys.iter().map(|key| (*address, *key)).collect()
+}
+
 impl Db {
     /// The account at `address` at the tip, as geth's `GetAccount` reads it
     /// (plus the code size): `None` when both header leaves are absent, or
@@ -22,14 +27,14 @@ impl Db {
     /// [`read_account`].
     pub fn account(&self, address: &Address) -> Result<Option<Account>> {
         let store = self.shared.read();
-        read_account(address, |keys| store.get_owned(address, keys))
+        read_account(address, |keys| store.get_owned(&owned(address, keys)))
     }
 
     /// The value of storage slot `slot` of `address` at the tip, if present
     /// (a deleted slot is a present zero). Slots outlive a deleted account.
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<Option<B256>> {
         let store = self.shared.read();
-        read_storage(address, slot, |keys| store.get_owned(address, keys))
+        read_storage(address, slot, |keys| store.get_owned(&owned(address, keys)))
     }
 
     /// The code of `address` at the tip, reassembled from its chunks with
@@ -40,7 +45,7 @@ impl Db {
     /// [`read_code`].
     pub fn code(&self, address: &Address) -> std::result::Result<Option<Bytes>, CodeError> {
         let store = self.shared.read();
-        read_code(address, |keys| store.get_owned(address, keys))
+        read_code(address, |keys| store.get_owned(&owned(address, keys)))
     }
 
     /// Applies a block of account-level writes as one layer, like

@@ -215,6 +215,32 @@ impl Db {
         self.shared.write().build_flat_index(records)
     }
 
+    /// The values at tree keys, each given with the account it belongs to
+    /// (`(owner, key)`, the key derived from the owner's address), at the
+    /// tip, in order: served by the flat index when the database keeps one
+    /// (an account's values share leaves; every leaf needed is read once,
+    /// all in one batch), else like [`Db::get_many`]. The account-level
+    /// reads ([`Db::account`], [`Db::storage`], [`Db::code`]) go through
+    /// it.
+    pub fn get_owned(&self, keys: &[(Address, B256)]) -> Result<Vec<Option<B256>>> {
+        self.shared.read().get_owned(keys)
+    }
+
+    /// Applies a block of tree-key writes, each with the account it
+    /// belongs to (`(owner, key, value)`, the key derived from the owner's
+    /// address), like [`Db::apply`]; the owners file the values in the
+    /// flat index when the database keeps one. For clients that derive
+    /// tree keys themselves; [`Db::apply_accounts`] derives them.
+    pub fn apply_owned(&mut self, writes: &[(Address, B256, B256)]) -> Result<Root> {
+        self.shared.write().apply_owned(writes).map(Root::from)
+    }
+
+    /// Like [`Db::prefetch`] for keys of the account at `owner`: on a
+    /// database with a flat index, its leaves holding them.
+    pub fn prefetch_owned(&self, owner: &Address, keys: &[B256]) -> usize {
+        self.shared.read().prefetch_owned(owner, keys)
+    }
+
     /// Whether the database keeps a flat index of account values.
     pub fn has_flat_index(&self) -> bool {
         self.shared.read().has_flat_index()
@@ -450,6 +476,12 @@ impl Reader {
     /// writer is about to read (a speculative execution) while it works.
     pub fn prefetch(&self, keys: &[B256]) -> usize {
         self.shared.read().prefetch(keys)
+    }
+
+    /// Starts reading what the writer's account-level reads of `keys` (of
+    /// the account at `owner`) will need, as [`Db::prefetch_owned`] does.
+    pub fn prefetch_owned(&self, owner: &Address, keys: &[B256]) -> usize {
+        self.shared.read().prefetch_owned(owner, keys)
     }
 }
 

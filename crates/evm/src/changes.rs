@@ -39,19 +39,25 @@ pub(crate) struct Changes {
     pub writes: Vec<WriteRecord>,
     /// Tree-key writes in the same order.
     pub tree_writes: Vec<(B256, B256)>,
+    /// The account each tree-key write belongs to, parallel to them.
+    pub tree_owners: Vec<Address>,
     /// Accounts with an `a:` write.
     pub accounts_written: usize,
     /// `s:` writes.
     pub slots_written: usize,
 }
 
-/// Records the tree writes of the account API: a [`StateTree`] that only
-/// keeps the inserts in order.
-struct WriteLog<'a>(&'a mut Vec<(B256, B256)>);
+/// Records the tree writes of the account API for one account: a
+/// [`StateTree`] that only keeps the inserts in order, with their owner.
+struct WriteLog<'a> {
+    changes: &'a mut Changes,
+    owner: Address,
+}
 
 impl StateTree for WriteLog<'_> {
     fn insert(&mut self, key: B256, value: B256) {
-        self.0.push((key, value));
+        self.changes.tree_writes.push((key, value));
+        self.changes.tree_owners.push(self.owner);
     }
 
     fn get(&self, _key: &B256) -> Option<B256> {
@@ -88,7 +94,10 @@ pub(crate) fn collect(
         if let Some(record) = account_write(address, account, pre.as_ref(), !slots.is_empty()) {
             changes.writes.push(record);
             changes.accounts_written += 1;
-            let mut log = WriteLog(&mut changes.tree_writes);
+            let mut log = WriteLog {
+                changes: &mut changes,
+                owner: *address,
+            };
             record.apply(&mut log);
             if let Some(code) = new_code(account, pre.as_ref()) {
                 log.update_code(address, &code);
@@ -103,7 +112,10 @@ pub(crate) fn collect(
             };
             changes.writes.push(record);
             changes.slots_written += 1;
-            record.apply(&mut WriteLog(&mut changes.tree_writes));
+            record.apply(&mut WriteLog {
+                changes: &mut changes,
+                owner: *address,
+            });
         }
     }
     changes

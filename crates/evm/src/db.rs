@@ -77,7 +77,9 @@ impl<'a, S: StateSource> BlockDb<'a, S> {
             return Ok(*account);
         }
         let started = Instant::now();
-        let header = read_account(&address, |keys| self.source.get_many(keys));
+        let header = read_account(&address, |keys| {
+            self.source.get_account_values(&address, keys)
+        });
         self.read_time += started.elapsed();
         let account = header.map_err(ReadError::Source)?.map(pre_account);
         self.accounts.insert(address, account);
@@ -144,7 +146,9 @@ impl<S: StateSource> Database for BlockDb<'_, S> {
         }
         // Timed from the key derivation on: it is part of a tree read.
         let started = Instant::now();
-        let leaf = self.source.get(&storage_slot_key(&address, &index));
+        let leaf = self
+            .source
+            .get_account_value(&address, &storage_slot_key(&address, &index));
         self.read_time += started.elapsed();
         let value = leaf
             .map_err(ReadError::Source)?

@@ -74,6 +74,9 @@ pub struct BlockOutcome {
     /// The block's tree-key writes with geth's semantics, in order (later
     /// entries win): apply them to the state before the next block.
     pub tree_writes: Vec<(B256, B256)>,
+    /// The account each of `tree_writes` belongs to, parallel to it (what
+    /// a store filing values by account needs).
+    pub tree_owners: Vec<Address>,
     /// The block's `reads` in the workload format, in the order made.
     pub reads: Vec<String>,
     /// The block's `writes` in the workload format.
@@ -218,6 +221,7 @@ impl<S: StateSource> Executor<S> {
             accounts_written: changes.accounts_written,
             slots_written: changes.slots_written,
             tree_writes: changes.tree_writes,
+            tree_owners: changes.tree_owners,
             reads: reads.iter().map(ReadRecord::to_string).collect(),
             writes: changes.writes.iter().map(ToString::to_string).collect(),
         })

@@ -24,6 +24,30 @@ pub trait StateSource {
     fn get_many(&mut self, keys: &[B256]) -> Result<Vec<Option<B256>>, Self::Error> {
         keys.iter().map(|key| self.get(key)).collect()
     }
+
+    /// The value at a tree key of the account at `owner` (derived from its
+    /// address): what a source that files values by account (ubt's flat
+    /// index) serves from the account's own leaves. Defaults to
+    /// [`StateSource::get`].
+    fn get_account_value(
+        &mut self,
+        owner: &Address,
+        key: &B256,
+    ) -> Result<Option<B256>, Self::Error> {
+        let _ = owner;
+        self.get(key)
+    }
+
+    /// Several values of the account at `owner`, in order. Defaults to
+    /// [`StateSource::get_many`].
+    fn get_account_values(
+        &mut self,
+        owner: &Address,
+        keys: &[B256],
+    ) -> Result<Vec<Option<B256>>, Self::Error> {
+        let _ = owner;
+        self.get_many(keys)
+    }
 }
 
 impl<S: StateSource + ?Sized> StateSource for &mut S {
@@ -35,6 +59,22 @@ impl<S: StateSource + ?Sized> StateSource for &mut S {
 
     fn get_many(&mut self, keys: &[B256]) -> Result<Vec<Option<B256>>, Self::Error> {
         (**self).get_many(keys)
+    }
+
+    fn get_account_value(
+        &mut self,
+        owner: &Address,
+        key: &B256,
+    ) -> Result<Option<B256>, Self::Error> {
+        (**self).get_account_value(owner, key)
+    }
+
+    fn get_account_values(
+        &mut self,
+        owner: &Address,
+        keys: &[B256],
+    ) -> Result<Vec<Option<B256>>, Self::Error> {
+        (**self).get_account_values(owner, keys)
     }
 }
 

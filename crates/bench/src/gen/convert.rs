@@ -10,9 +10,11 @@
 //! (`ubt_spec::chunk::chunkify_code`); a slot record its storage leaf; a
 //! raw record its key as the tree key.
 //!
-//! Lines are parsed in parallel batches, in file order. Memory: 72 bytes
-//! per tree entry (key, value, sequence number), about 720 MB for 10
-//! million entries, plus one batch of lines.
+//! Lines are parsed in parallel batches, in file order. Memory: 96 bytes
+//! per tree entry (key, value, owner, sequence number), about 960 MB for
+//! 10 million entries, plus one batch of lines; [`TreeEntries::flat_records`]
+//! makes a second, owner-sorted copy (84 bytes per entry) for the flat
+//! index.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -144,6 +146,16 @@ impl StateRecord {
         }
     }
 
+    /// The account the record's entries belong to (none for a raw record).
+    pub fn owner(&self) -> Option<Address> {
+        match self {
+            StateRecord::Account { address, .. } | StateRecord::Slot { address, .. } => {
+                Some(*address)
+            }
+            StateRecord::Raw { .. } => None,
+        }
+    }
+
     /// The tree entries the record writes, appended to `out` in the order
     /// geth writes them.
     pub fn push_tree_entries(&self, out: &mut Vec<(B256, B256)>) {
@@ -229,11 +241,16 @@ fn for_each_batch<T: Send>(
     Ok(())
 }
 
-/// One tree entry with the position of the write that made it.
+/// One record's account and tree entries.
+type RecordEntries = (Option<Address>, Vec<(B256, B256)>);
+
+/// One tree entry with its account and the position of the write that
+/// made it.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     key: B256,
     value: B256,
+    owner: Option<Address>,
     seq: u64,
 }
 
@@ -264,6 +281,19 @@ impl TreeEntries {
     /// The entries as a vector, in ascending key order.
     pub fn into_vec(self) -> Vec<(B256, B256)> {
         self.into_iter().collect()
+    }
+
+    /// The entries as records of the flat index, `(account, key, value)`
+    /// sorted by account then key, when every entry has an account (a
+    /// state of accounts; `None` for one with raw records).
+    pub fn flat_records(&self) -> Option<Vec<(Address, B256, B256)>> {
+        let mut records: Vec<(Address, B256, B256)> = self
+            .entries
+            .iter()
+            .map(|e| e.owner.map(|owner| (owner, e.key, e.value)))
+            .collect::<Option<_>>()?;
+        records.par_sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        Some(records)
     }
 }
 
@@ -305,24 +335,29 @@ pub fn tree_entries(
     state_path: &Path,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<TreeEntries, BenchError> {
-    let mut batches: Vec<Vec<(B256, B256)>> = Vec::new();
+    let mut batches: Vec<Vec<RecordEntries>> = Vec::new();
     for_each_batch(
         state_path,
         progress,
         |record| {
             let mut out = Vec::with_capacity(2);
             record.push_tree_entries(&mut out);
-            out
+            (record.owner(), out)
         },
-        |batch| batches.push(batch.into_iter().flatten().collect()),
+        |batch| batches.push(batch),
     )?;
-    let total: usize = batches.iter().map(Vec::len).sum();
+    let total: usize = batches.iter().flatten().map(|(_, e)| e.len()).sum();
     progress(Progress::new(Stage::Sort, 0, total as u64));
     let mut entries = Vec::with_capacity(total);
-    for batch in batches {
+    for (owner, batch) in batches.into_iter().flatten() {
         for (key, value) in batch {
             let seq = entries.len() as u64;
-            entries.push(Entry { key, value, seq });
+            entries.push(Entry {
+                key,
+                value,
+                owner,
+                seq,
+            });
         }
     }
     entries.par_sort_unstable_by(|a, b| a.key.cmp(&b.key).then(a.seq.cmp(&b.seq)));

@@ -233,10 +233,11 @@ fn build_pristine(
 
 /// The distinct tree keys a block reads or writes, sorted.
 fn block_keys(block: &ReplayBlock, writes: &[(B256, B256)]) -> Vec<B256> {
-    let mut keys = Vec::new();
+    let mut owned = Vec::new();
     for read in &block.reads {
-        read_keys(read, &mut keys);
+        read_keys(read, &mut owned);
     }
+    let mut keys: Vec<B256> = owned.into_iter().map(|(_, key)| key).collect();
     keys.extend(writes.iter().map(|(key, _)| *key));
     keys.sort_unstable();
     keys.dedup();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ubt_bench::studies::runner::geth::default_source_dir;
 use ubt_bench::studies::runner::kind::Workload;
-use ubt_bench::studies::runner::{PrefetchMode, RunConfig};
+use ubt_bench::studies::runner::{FlatMode, PrefetchMode, RunConfig};
 use ubt_evm::workloads::BlockShape;
 
 /// A directory under the system's temporary directory, named after the
@@ -51,6 +51,7 @@ pub fn run_config(states: Vec<PathBuf>, out: &Path, workloads: Option<Vec<Worklo
         runs: 1,
         group_depths: vec![4],
         prefetch: PrefetchMode::Both,
+        flat_index: FlatMode::On,
         peers: Vec::new(),
         peer_source: default_source_dir(),
         // Temporary directories may be on tmpfs, where the page cache

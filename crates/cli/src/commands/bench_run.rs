@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 use ubt_bench::gen::{gen_chain, ChainParams, WorkloadMeta};
 use ubt_bench::studies::runner::geth::{default_source_dir, GethEngine};
 use ubt_bench::studies::runner::kind::Workload;
-use ubt_bench::studies::runner::{run as run_bench, PrefetchMode, RunConfig, RunEvent, RunOutcome};
+use ubt_bench::studies::runner::{
+    run as run_bench, FlatMode, PrefetchMode, RunConfig, RunEvent, RunOutcome,
+};
 use ubt_evm::workloads::BlockShape;
 
 use crate::cli::{
-    DefaultBenchArgs, PeersArg, PrefetchArg, RunArgs, RunCommonArgs, ShapeArg, SweepArgs,
+    DefaultBenchArgs, FlatArg, PeersArg, PrefetchArg, RunArgs, RunCommonArgs, ShapeArg, SweepArgs,
 };
 use crate::error::CliError;
 use crate::output;
@@ -111,6 +113,11 @@ fn config(
         runs: common.runs,
         group_depths,
         prefetch: prefetch(prefetch_mode),
+        flat_index: match common.flat_index {
+            FlatArg::On => FlatMode::On,
+            FlatArg::Off => FlatMode::Off,
+            FlatArg::Both => FlatMode::Both,
+        },
         peers: peers(peers_arg, common.geth_group_depth),
         peer_source: common
             .peer_source
@@ -201,6 +208,7 @@ pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
         shape: ShapeArg::Gd,
         blocks: args.blocks,
         runs: args.runs,
+        flat_index: FlatArg::On,
         warm: false,
         no_device: false,
         memory_mib: None,

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use alloy_primitives::{Address, B256};
 
 use super::checkpoint::RunWriter;
+use super::prefetch::InFlight;
 use super::read::block_location;
 use super::{Counters, Layer, Store};
 use crate::alloc::BlockAllocator;
@@ -35,6 +36,8 @@ pub(super) struct FlatReader<'a> {
     pub cache: &'a BucketCache,
     pub counters: &'a Counters,
     pub cached: bool,
+    /// Leaves the prefetcher is reading: waited for, not read twice.
+    pub inflight: Option<&'a InFlight>,
 }
 
 impl FlatIo for FlatReader<'_> {
@@ -42,6 +45,13 @@ impl FlatIo for FlatReader<'_> {
         let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(extents.len());
         let mut requests = Vec::new();
         let mut slots = Vec::new();
+        if let Some(inflight) = self.inflight {
+            let keys: Vec<CacheKey> = extents
+                .iter()
+                .map(|at| CacheKey::FlatLeaf(at.offset))
+                .collect();
+            inflight.wait_for(&keys);
+        }
         for (position, at) in extents.iter().enumerate() {
             let hit = self
                 .cached
@@ -145,19 +155,25 @@ impl Store {
             cache: &self.tree.cache,
             counters: &self.counters,
             cached,
+            inflight: Some(&self.tree.prefetcher.inflight),
         }
     }
 
-    /// The values at the tree keys `keys`, all values of the account at
-    /// `owner`, at the tip: from the flat index when the database keeps
-    /// one (the leaves needed read in one batch, a few for one account),
-    /// else from the buckets ([`Store::get_many`]).
-    pub fn get_owned(&self, owner: &Address, keys: &[B256]) -> Result<Vec<Option<B256>>> {
+    /// The values at tree keys, each given with the account it belongs to
+    /// (`(owner, key)`, the key derived from the owner's address), at the
+    /// tip: from the flat index when the database keeps one (every leaf
+    /// needed read once, all in one batch; one account's values share
+    /// leaves), else from the buckets ([`Store::get_many`]).
+    pub fn get_owned(&self, keys: &[(Address, B256)]) -> Result<Vec<Option<B256>>> {
         self.check_readable()?;
         let Some(flat) = &self.tree.flat else {
-            return self.get_many(keys);
+            let tree_keys: Vec<B256> = keys.iter().map(|(_, key)| *key).collect();
+            return self.get_many(&tree_keys);
         };
-        let flat_keys: Vec<FlatKey> = keys.iter().map(|key| FlatKey::new(owner, key)).collect();
+        let flat_keys: Vec<FlatKey> = keys
+            .iter()
+            .map(|(owner, key)| FlatKey::new(owner, key))
+            .collect();
         flat.get_many(&flat_keys, &self.flat_reader(true))
     }
 
@@ -225,6 +241,7 @@ impl Store {
                 cache: &self.tree.cache,
                 counters: &self.counters,
                 cached: true,
+                inflight: Some(&self.tree.prefetcher.inflight),
             },
             alloc: &mut self.tree.alloc,
             writer,
@@ -293,6 +310,7 @@ impl Store {
                     cache: &self.tree.cache,
                     counters: &self.counters,
                     cached: false,
+                    inflight: None,
                 },
                 alloc: &mut self.tree.alloc,
                 writer: &mut writer,
@@ -347,6 +365,7 @@ pub(super) fn load_flat(
         cache,
         counters,
         cached: false,
+        inflight: None,
     };
     let mut first_leaf_key = |extent: &Extent| -> Result<FlatKey> {
         let bytes = reader.read(&[*extent])?;

@@ -1,5 +1,6 @@
-//! Prefetch: start reading the buckets of keys an executor is about to
-//! touch, so that `apply` finds them in the cache. Hints go to one
+//! Prefetch: start reading the buckets (or, for account-level reads on a
+//! database with a flat index, the flat leaves) of keys an executor is
+//! about to touch, so that `apply` and reads find them in the cache. Hints go to one
 //! background worker that issues each hint's reads as one batch (deep queue
 //! through io_uring or the pread pool) and caches what arrives; `apply`
 //! waits for a bucket still in flight rather than reading it a second time.
@@ -12,32 +13,32 @@ use alloy_primitives::B256;
 use ubt_spec::key::Stem;
 
 use super::{Counters, Store};
-use crate::cache::BucketCache;
+use crate::cache::{BucketCache, CacheKey};
+use crate::flat::key::FlatKey;
 use crate::format::Extent;
 use crate::io::{ReadRequest, StoreFile};
-use crate::upper::BucketId;
 
-/// Buckets being read by the worker.
+/// Buckets and flat leaves being read by the worker.
 #[derive(Debug, Default)]
 pub(crate) struct InFlight {
-    buckets: Mutex<HashMap<BucketId, Extent>>,
+    buckets: Mutex<HashMap<CacheKey, Extent>>,
     arrived: Condvar,
 }
 
 impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BucketId, Extent>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Extent>> {
         self.buckets.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// True while the worker is reading `bucket`.
-    pub(crate) fn contains(&self, bucket: BucketId) -> bool {
-        self.lock().contains_key(&bucket)
+    pub(crate) fn contains(&self, bucket: impl Into<CacheKey>) -> bool {
+        self.lock().contains_key(&bucket.into())
     }
 
     /// Waits until none of `buckets` is in flight.
-    pub(crate) fn wait_for(&self, buckets: &[BucketId]) {
+    pub(crate) fn wait_for<K: Into<CacheKey> + Copy>(&self, buckets: &[K]) {
         let mut inflight = self.lock();
-        while buckets.iter().any(|b| inflight.contains_key(b)) {
+        while buckets.iter().any(|b| inflight.contains_key(&(*b).into())) {
             inflight = self
                 .arrived
                 .wait(inflight)
@@ -46,8 +47,8 @@ impl InFlight {
     }
 }
 
-/// One hint: buckets to read.
-type Batch = Vec<(BucketId, Extent)>;
+/// One hint: buckets or leaves to read.
+type Batch = Vec<(CacheKey, Extent)>;
 
 /// The background worker.
 #[derive(Debug)]
@@ -136,14 +137,53 @@ impl Store {
             let (_, bucket) = self.tree.trie.locate(&Stem::of_key(key));
             let slot = &self.tree.buckets[bucket as usize];
             let Some(at) = slot.extent else { continue };
+            let key = CacheKey::Bucket(bucket);
             if slot.dirty.is_some()
-                || !seen.insert(bucket)
-                || inflight.contains_key(&bucket)
-                || self.tree.cache.contains(bucket, &at)
+                || !seen.insert(key)
+                || inflight.contains_key(&key)
+                || self.tree.cache.contains(key, &at)
             {
                 continue;
             }
-            batch.push((bucket, at));
+            batch.push((key, at));
+        }
+        drop(inflight);
+        let started = batch.len();
+        if started > 0 {
+            self.tree.prefetcher.send(batch);
+        }
+        started
+    }
+
+    /// Hints that the values at tree keys `keys` of the account at `owner`
+    /// will be read soon: on a database with a flat index, the leaves
+    /// holding them that are not cached are read in the background as one
+    /// batch (otherwise their buckets, as [`Store::prefetch`]). Returns
+    /// how many reads were started. Never blocks on I/O.
+    pub fn prefetch_owned(&self, owner: &alloy_primitives::Address, keys: &[B256]) -> usize {
+        let Some(flat) = &self.tree.flat else {
+            return self.prefetch(keys);
+        };
+        let leaves = flat.directory().leaves();
+        let mut batch: Batch = Vec::new();
+        let inflight = self.tree.prefetcher.inflight.lock();
+        for key in keys {
+            let flat_key = FlatKey::new(owner, key);
+            if flat.changes().contains_key(&flat_key) {
+                continue;
+            }
+            let Some(position) = flat.directory().leaf_for(&flat_key) else {
+                continue;
+            };
+            let at = leaves[position].extent;
+            let cache_key = CacheKey::FlatLeaf(at.offset);
+            if batch.iter().any(|(k, _)| *k == cache_key)
+                || inflight.contains_key(&cache_key)
+                || self.tree.cache.contains(cache_key, &at)
+            {
+                continue;
+            }
+            batch.push((cache_key, at));
         }
         drop(inflight);
         let started = batch.len();

@@ -154,6 +154,7 @@ impl<'a> Runs<'a> {
                     Config::Ubt {
                         group_depth,
                         prefetch,
+                        ..
                     } => self.run_ubt(
                         runs,
                         *group_depth,

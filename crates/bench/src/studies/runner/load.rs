@@ -49,7 +49,9 @@ pub(super) fn load_all(
         db_cache::forget(&db)?;
         let started = Instant::now();
         let marker = match cfg {
-            Config::Ubt { group_depth, .. } => {
+            Config::Ubt {
+                group_depth, flat, ..
+            } => {
                 // Read once, for the first ubt configuration that loads.
                 let entries = match entries {
                     Some(ref entries) => entries,
@@ -59,9 +61,16 @@ pub(super) fn load_all(
                     label: format!("building ubt gd{group_depth}"),
                     total: 0,
                 });
-                let (db_handle, _report) =
+                let (mut db_handle, _report) =
                     Db::build(&db, ubt_options(config, *group_depth), entries.iter())
                         .map_err(|e| engine_error("building the database", e))?;
+                if *flat {
+                    if let Some(records) = entries.flat_records() {
+                        db_handle
+                            .build_flat_index(records.into_iter().map(Ok))
+                            .map_err(|e| engine_error("building the flat index", e))?;
+                    }
+                }
                 let root = format!("0x{}", alloy_primitives::hex::encode(db_handle.root()));
                 db_handle
                     .close()

@@ -77,6 +77,29 @@ impl PrefetchMode {
     }
 }
 
+/// Whether ubt's databases keep the flat index of account values
+/// (ARCHITECTURE.md, "Read locality"): the EVM's account and slot reads
+/// then go through it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlatMode {
+    /// With the flat index (`gd6`).
+    On,
+    /// Without: every read by tree key from the buckets (`gd6-noflat`).
+    Off,
+    /// Both, side by side.
+    Both,
+}
+
+impl FlatMode {
+    fn variants(self) -> &'static [bool] {
+        match self {
+            FlatMode::On => &[true],
+            FlatMode::Off => &[false],
+            FlatMode::Both => &[true, false],
+        }
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
@@ -99,6 +122,8 @@ pub struct RunConfig {
     pub group_depths: Vec<u8>,
     /// ubt's read variants.
     pub prefetch: PrefetchMode,
+    /// ubt with or without the flat index.
+    pub flat_index: FlatMode,
     /// The peer's configurations (empty: ubt alone).
     pub peers: Vec<GethEngine>,
     /// The peer's Go sources.

@@ -17,7 +17,14 @@ use crate::BenchError;
 /// One engine configuration.
 #[derive(Clone, Debug)]
 pub(super) enum Config {
-    Ubt { group_depth: u8, prefetch: bool },
+    /// ubt at a group depth, with or without the speculative prefetch
+    /// pass, with or without the flat index of account values (on account
+    /// states; a raw state has no accounts to index).
+    Ubt {
+        group_depth: u8,
+        prefetch: bool,
+        flat: bool,
+    },
     Geth(GethEngine),
 }
 
@@ -33,12 +40,13 @@ impl Config {
         match self {
             Config::Ubt {
                 group_depth,
-                prefetch: false,
-            } => format!("gd{group_depth}"),
-            Config::Ubt {
-                group_depth,
-                prefetch: true,
-            } => format!("gd{group_depth}-prefetch"),
+                prefetch,
+                flat,
+            } => format!(
+                "gd{group_depth}{}{}",
+                if *flat { "" } else { "-noflat" },
+                if *prefetch { "-prefetch" } else { "" }
+            ),
             Config::Geth(engine) => engine.variant(),
         }
     }
@@ -46,6 +54,11 @@ impl Config {
     /// The pristine database it runs from.
     pub(super) fn pristine(&self, db_root: &Path, state_key: &str) -> PathBuf {
         let name = match self {
+            Config::Ubt {
+                group_depth,
+                flat: true,
+                ..
+            } => format!("ubt-gd{group_depth}-flat"),
             Config::Ubt { group_depth, .. } => format!("ubt-gd{group_depth}"),
             Config::Geth(GethEngine::BinTrie { group_depth }) => {
                 format!("geth-bintrie-gd{group_depth}")
@@ -57,6 +70,11 @@ impl Config {
 
     pub(super) fn load_label(&self) -> String {
         match self {
+            Config::Ubt {
+                group_depth,
+                flat: true,
+                ..
+            } => format!("ubt gd{group_depth} flat"),
             Config::Ubt { group_depth, .. } => format!("ubt gd{group_depth}"),
             Config::Geth(engine) => engine.to_string(),
         }
@@ -352,11 +370,14 @@ pub(super) fn engines(
 
     let mut configs = Vec::new();
     for &group_depth in &config.group_depths {
-        for &prefetch in config.prefetch.variants() {
-            configs.push(Config::Ubt {
-                group_depth,
-                prefetch,
-            });
+        for &flat in config.flat_index.variants() {
+            for &prefetch in config.prefetch.variants() {
+                configs.push(Config::Ubt {
+                    group_depth,
+                    prefetch,
+                    flat,
+                });
+            }
         }
     }
     configs.extend(peers.iter().copied().map(Config::Geth));

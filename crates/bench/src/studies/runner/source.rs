@@ -1,14 +1,17 @@
-//! The EVM's view of ubt: tree-key reads from an open database, and a
-//! hint-only source for the speculative pass of the prefetch variant.
+//! The EVM's view of ubt: reads from an open database (account values
+//! through the flat index when the database keeps one), and a hint-only
+//! source for the speculative pass of the prefetch variant.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_engine::{Db, Reader};
 use ubt_evm::StateSource;
 
-/// Reads through an open [`Db`] at its tip: one `get` per storage slot,
-/// one batched `get_many` per account, as the executor asks.
+/// Reads through an open [`Db`] at its tip: one read per storage slot, one
+/// batch per account, as the executor asks; an account's values through
+/// [`Db::get_owned`] (its flat-index leaves, when the database keeps
+/// them).
 pub struct DbSource {
     /// The database the blocks run on.
     pub db: Db,
@@ -23,6 +26,23 @@ impl StateSource for DbSource {
 
     fn get_many(&mut self, keys: &[B256]) -> Result<Vec<Option<B256>>, Self::Error> {
         self.db.get_many(keys)
+    }
+
+    fn get_account_value(
+        &mut self,
+        owner: &Address,
+        key: &B256,
+    ) -> Result<Option<B256>, Self::Error> {
+        Ok(self.db.get_owned(&[(*owner, *key)])?.pop().flatten())
+    }
+
+    fn get_account_values(
+        &mut self,
+        owner: &Address,
+        keys: &[B256],
+    ) -> Result<Vec<Option<B256>>, Self::Error> {
+        let owned: Vec<(Address, B256)> = keys.iter().map(|key| (*owner, *key)).collect();
+        self.db.get_owned(&owned)
     }
 }
 
@@ -55,7 +75,8 @@ pub enum HintError {
 /// the slots the real execution touches, far ahead of it.
 pub struct HintSource<'a> {
     reader: Reader,
-    pending: Vec<B256>,
+    /// Keys collected, with their accounts when known.
+    pending: Vec<(Option<Address>, B256)>,
     stop: &'a AtomicBool,
     /// Keys hinted so far.
     pub hinted: usize,
@@ -72,13 +93,32 @@ impl<'a> HintSource<'a> {
         }
     }
 
-    /// Hands the collected keys to the prefetcher.
+    /// Hands the collected keys to the prefetcher, one call per account.
     pub fn flush(&mut self) {
-        if !self.pending.is_empty() {
-            self.reader.prefetch(&self.pending);
-            self.hinted += self.pending.len();
-            self.pending.clear();
+        if self.pending.is_empty() {
+            return;
         }
+        self.pending.sort_unstable_by_key(|(owner, _)| *owner);
+        for group in self.pending.chunk_by(|a, b| a.0 == b.0) {
+            let keys: Vec<B256> = group.iter().map(|(_, key)| *key).collect();
+            match &group[0].0 {
+                Some(owner) => self.reader.prefetch_owned(owner, &keys),
+                None => self.reader.prefetch(&keys),
+            };
+        }
+        self.hinted += self.pending.len();
+        self.pending.clear();
+    }
+
+    fn hint(&mut self, owner: Option<Address>, key: B256) -> Result<Option<B256>, HintError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(HintError::Stopped);
+        }
+        self.pending.push((owner, key));
+        if self.pending.len() >= HINT_BATCH {
+            self.flush();
+        }
+        Ok(None)
     }
 }
 
@@ -86,17 +126,19 @@ impl StateSource for HintSource<'_> {
     type Error = HintError;
 
     fn get(&mut self, key: &B256) -> Result<Option<B256>, Self::Error> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Err(HintError::Stopped);
-        }
-        self.pending.push(*key);
-        if self.pending.len() >= HINT_BATCH {
-            self.flush();
-        }
-        Ok(None)
+        // A key of no known account: its bucket.
+        self.hint(None, *key)
     }
 
     fn get_many(&mut self, keys: &[B256]) -> Result<Vec<Option<B256>>, Self::Error> {
         Ok(self.reader.get_many(keys)?)
+    }
+
+    fn get_account_value(
+        &mut self,
+        owner: &Address,
+        key: &B256,
+    ) -> Result<Option<B256>, Self::Error> {
+        self.hint(Some(*owner), *key)
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use alloy_primitives::{hex, B256};
+use alloy_primitives::{hex, Address, B256};
 use ubt_engine::{Db, IoCounters};
 use ubt_evm::{CodeStore, Executor, ReadRecord, TxSpec, WriteRecord};
 use ubt_spec::basic_data::{geth_balance, BasicData};
@@ -47,12 +47,27 @@ fn root_hex(root: &[u8; 32]) -> String {
     format!("0x{}", hex::encode(root))
 }
 
-/// Applies a block's writes and commits it: `(state_hash_ms, commit_ms,
-/// root)`.
-fn hash_and_commit(db: &mut Db, writes: &[(B256, B256)]) -> Result<(f64, f64, String), BenchError> {
+/// Applies a block's writes (each with its account, when known: a
+/// database with a flat index needs them) and commits it:
+/// `(state_hash_ms, commit_ms, root)`.
+fn hash_and_commit(
+    db: &mut Db,
+    writes: &[(B256, B256)],
+    owners: Option<&[Address]>,
+) -> Result<(f64, f64, String), BenchError> {
     let start = Instant::now();
-    db.apply(writes)
-        .map_err(|e| engine_error("applying the block", e))?;
+    match owners {
+        Some(owners) if db.has_flat_index() => {
+            let owned: Vec<(Address, B256, B256)> = owners
+                .iter()
+                .zip(writes)
+                .map(|(owner, (key, value))| (*owner, *key, *value))
+                .collect();
+            db.apply_owned(&owned)
+        }
+        _ => db.apply(writes),
+    }
+    .map_err(|e| engine_error("applying the block", e))?;
     let state_hash_ms = ms(start);
     let start = Instant::now();
     let root = db
@@ -127,8 +142,11 @@ pub fn run_evm(
                 ),
             ));
         }
-        let (state_hash_ms, commit_ms, root) =
-            hash_and_commit(&mut executor.source_mut().db, &outcome.tree_writes)?;
+        let (state_hash_ms, commit_ms, root) = hash_and_commit(
+            &mut executor.source_mut().db,
+            &outcome.tree_writes,
+            Some(&outcome.tree_owners),
+        )?;
         // The sum of the phases, as the peer reports it: the harness's own
         // bookkeeping (formatting the block's access records) is left out.
         let execution_ms = outcome.execution_us as f64 / 1e3;
@@ -183,16 +201,47 @@ fn mgas_per_s(gas: u64, total_ms: f64) -> f64 {
     }
 }
 
-/// The tree keys a read record reads.
-pub fn read_keys(record: &ReadRecord, out: &mut Vec<B256>) {
+/// The tree keys a read record reads, each with its account (none for a
+/// raw key).
+pub fn read_keys(record: &ReadRecord, out: &mut Vec<(Option<Address>, B256)>) {
     match record {
         ReadRecord::Account(address) => {
-            out.push(basic_data_key(address));
-            out.push(code_hash_key(address));
+            out.push((Some(*address), basic_data_key(address)));
+            out.push((Some(*address), code_hash_key(address)));
         }
-        ReadRecord::Slot(address, slot) => out.push(storage_slot_key(address, slot)),
-        ReadRecord::Raw(key) => out.push(*key),
+        ReadRecord::Slot(address, slot) => {
+            out.push((Some(*address), storage_slot_key(address, slot)));
+        }
+        ReadRecord::Raw(key) => out.push((None, *key)),
     }
+}
+
+/// Reads `keys` at the tip: through the accounts when every key has one
+/// (the flat index, on a database that keeps one), else by tree key.
+fn read_block_keys(db: &Db, keys: &[(Option<Address>, B256)]) -> ubt_engine::Result<usize> {
+    let owned: Option<Vec<(Address, B256)>> =
+        keys.iter().map(|(o, k)| o.map(|o| (o, *k))).collect();
+    match owned {
+        Some(owned) => db.get_owned(&owned).map(|values| values.len()),
+        None => {
+            let plain: Vec<B256> = keys.iter().map(|(_, k)| *k).collect();
+            db.get_many(&plain).map(|values| values.len())
+        }
+    }
+}
+
+/// The accounts of a block's write records, parallel to their
+/// [`tree_writes`]; none when a raw record has no account.
+fn write_owners(records: &[WriteRecord]) -> Option<Vec<Address>> {
+    let mut out = Vec::with_capacity(records.len() * 2);
+    for record in records {
+        match record {
+            WriteRecord::Account { address, .. } => out.extend([*address, *address]),
+            WriteRecord::Slot { address, .. } => out.push(*address),
+            WriteRecord::Raw { .. } => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The tree writes of a write record, with geth's account semantics (as
@@ -247,17 +296,19 @@ pub fn run_replay(
             read_keys(record, &mut keys);
         }
         if batched {
-            db.get_many(&keys)
+            read_block_keys(&db, &keys)
                 .map_err(|e| engine_error("reading the block's state", e))?;
         } else {
             for key in &keys {
-                db.get(key)
+                read_block_keys(&db, std::slice::from_ref(key))
                     .map_err(|e| engine_error("reading the block's state", e))?;
             }
         }
         let state_read_ms = ms(start);
         let writes = tree_writes(&block.writes);
-        let (state_hash_ms, commit_ms, root) = hash_and_commit(&mut db, &writes)?;
+        let owners = write_owners(&block.writes);
+        let (state_hash_ms, commit_ms, root) =
+            hash_and_commit(&mut db, &writes, owners.as_deref())?;
         let total_ms = ms(start);
         let (misses, bytes_read, bytes_written) = io_delta(before, db.diagnostics().io);
         let count = |read: fn(&ReadRecord) -> bool| block.reads.iter().filter(|r| read(r)).count();
