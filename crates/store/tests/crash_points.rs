@@ -51,7 +51,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use common::workload::{run, script, Script, State, Step};
+use common::workload::{run, script, script_flat, Script, State, Step};
 use common::*;
 use ubt_spec::hash::Hash;
 use ubt_spec::{ReferenceTree, StateTree};
@@ -62,6 +62,8 @@ use ubt_store::{Store, StoreError};
 /// Rounds of the workload (about 900 crash points; the cost grows with the
 /// square of the crash points, so the long mode runs more seeds instead).
 const ROUNDS: usize = 7;
+/// Rounds of the workload on a database with a flat index.
+const FLAT_ROUNDS: usize = 4;
 /// Crash images the default run must check at least.
 const IMAGES_MIN: usize = 5_000;
 /// Crash images the long mode checks by default.
@@ -117,7 +119,7 @@ fn check_state(store: &Store, state: &State, probes: &[B256]) -> Result<(), Stri
         ));
     }
     verify_counts(store, state.tree.len())?;
-    match check_reads(store, &state.tree, probes)? {
+    match check_reads(store, &state.tree, probes)? + check_flat_reads(store, &state.tree, probes)? {
         0 => Ok(()),
         n => Err(format!("{n} reads failed with Corrupted")),
     }
@@ -161,8 +163,7 @@ fn check_image(
         next_root = expected.after_revert_probe[seq].unwrap_or_default();
     }
     // The recovered database takes the next block.
-    store
-        .apply(&script.probe_block)
+    apply_block(&mut store, &script.probe_block)
         .and_then(|_| store.commit())
         .and_then(|_| store.checkpoint())
         .map_err(|e| format!("writing after recovery: {e}"))?;
@@ -407,6 +408,44 @@ fn power_loss_at_every_operation() {
         tally.bulk_points > 0 && tally.bulk_after > 0,
         "no crash point inside a bulk apply recovered the block"
     );
+}
+
+/// The same on a database with a flat index (every block applied with its
+/// accounts, no bulk applies): its leaves and directory nodes written by
+/// checkpoints, its changes replayed from the WAL and undone by reverts
+/// into the window, through every crash image; each recovered image also
+/// reads every probe through the flat index and verifies it against the
+/// tree.
+#[test]
+fn power_loss_at_every_operation_with_a_flat_index() {
+    let seed = seed_from_env(0xf1a7_4001);
+    let started = Instant::now();
+    let script = script_flat(seed, FLAT_ROUNDS);
+    let clean = clean_run(&script);
+    println!(
+        "seed {seed}; flat workload: {}",
+        describe_workload(&script, &clean)
+    );
+    let tally = enumerate(&script, seed, RANDOM_ROUNDS);
+    println!(
+        "{} crash points, {} crash images ({} distinct, {} reverted a block after recovery),          at the last acknowledged commit {}, at the one in flight {}, {} failed; {:.1} s",
+        tally.points,
+        tally.images,
+        tally.distinct,
+        tally.reverted,
+        tally.at_acked,
+        tally.at_in_flight,
+        tally.failed,
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(tally.points, clean.op_count());
+    assert!(
+        tally.failures.is_empty(),
+        "seed {seed}: {} crash images failed (first 40):\n{}",
+        tally.failed,
+        tally.failures.join("\n")
+    );
+    assert!(tally.at_in_flight > 0 && tally.reverted > 0);
 }
 
 /// The long mode: workloads of seeds `seed, seed + 1, ...` (one per core

@@ -5,7 +5,7 @@
 //! leaf: one binary search in the resident directory and one block read
 //! at most.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use alloy_primitives::B256;
@@ -13,6 +13,7 @@ use alloy_primitives::B256;
 use super::directory::{Directory, Fence, FlatRoot};
 use super::key::FlatKey;
 use super::leaf::{self, Record, LEAF_BYTES_MAX};
+use super::readahead::{self, Readahead};
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
 
@@ -27,6 +28,12 @@ pub trait FlatIo {
     fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>>;
     /// Writes `bytes` to blocks nothing durable uses; returns where.
     fn write(&mut self, bytes: &[u8]) -> Result<Extent>;
+    /// Whether the bytes at `extent` are cached (a read would not reach
+    /// the disk).
+    fn cached(&self, extent: &Extent) -> bool {
+        let _ = extent;
+        false
+    }
 }
 
 /// What a checkpoint of the flat index wrote and replaced.
@@ -49,6 +56,8 @@ pub struct FlatIndex {
     /// The tip's value of every key changed since the last checkpoint
     /// (`None`: removed).
     changes: BTreeMap<FlatKey, Option<B256>>,
+    /// Misses per account, for the readahead window.
+    readahead: Readahead,
 }
 
 fn location(extent: &Extent) -> String {
@@ -62,6 +71,7 @@ impl FlatIndex {
             directory,
             stored_records,
             changes: BTreeMap::new(),
+            readahead: Readahead::default(),
         }
     }
 
@@ -114,7 +124,8 @@ impl FlatIndex {
     }
 
     /// The values of `keys` at the tip; every leaf needed is read in one
-    /// batch, once.
+    /// batch, once, with the account's adjacent leaves its readahead
+    /// window gives ([`super::readahead`]).
     pub fn get_many(&self, keys: &[FlatKey], io: &dyn FlatIo) -> Result<Vec<Option<B256>>> {
         let mut out = vec![None; keys.len()];
         let mut wanted: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -125,14 +136,23 @@ impl FlatIndex {
                 wanted.entry(position).or_default().push(index);
             }
         }
-        let extents: Vec<Extent> = wanted
-            .keys()
-            .map(|&p| self.directory.leaves()[p].extent)
-            .collect();
+        let leaves = self.directory.leaves();
+        let mut positions: BTreeSet<usize> = wanted.keys().copied().collect();
+        for (&position, indices) in &wanted {
+            if io.cached(&leaves[position].extent) {
+                continue;
+            }
+            let owner = keys[indices[0]].owner();
+            let window = self.readahead.window(&owner);
+            positions.extend(readahead::run(leaves, position, &owner, window));
+        }
+        let positions: Vec<usize> = positions.into_iter().collect();
+        let extents: Vec<Extent> = positions.iter().map(|&p| leaves[p].extent).collect();
         let blobs = io.read(&extents)?;
-        for ((indices, bytes), extent) in wanted.values().zip(&blobs).zip(&extents) {
+        for (position, indices) in &wanted {
+            let at = positions.binary_search(position).unwrap_or_default();
             for &index in indices {
-                out[index] = leaf::lookup(bytes, &keys[index], &location(extent))?;
+                out[index] = leaf::lookup(&blobs[at], &keys[index], &location(&extents[at]))?;
             }
         }
         Ok(out)

@@ -17,6 +17,7 @@
 //!   the content-defined levels of nodes that persist it copy-on-write.
 //! * [`index`]: [`FlatIndex`](index::FlatIndex), the index at the tip with
 //!   the changes since the last checkpoint.
+//! * [`readahead`]: how many of an account's adjacent leaves a miss reads.
 
 pub mod digest;
 pub mod directory;
@@ -24,6 +25,7 @@ pub mod index;
 pub mod key;
 pub mod leaf;
 pub mod node;
+pub mod readahead;
 
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,8 @@ use crate::flat::directory::Directory;
 use crate::flat::index::{FlatIndex, FlatIo};
 use crate::flat::key::FlatKey;
 use crate::flat::leaf;
-use crate::format::{blocks_for, checksum, Extent};
+use crate::flat::readahead::READAHEAD_LEAVES_MAX;
+use crate::format::{blocks_for, checksum, Extent, BLOCK_BYTES};
 use crate::io::{ReadRequest, StoreFile};
 use crate::meta::{FlatMeta, Meta};
 
@@ -40,11 +41,52 @@ pub(super) struct FlatReader<'a> {
     pub inflight: Option<&'a InFlight>,
 }
 
+impl FlatReader<'_> {
+    /// The cached bytes of `at`, if the cache is used and holds them.
+    fn hit(&self, at: &Extent) -> Option<Arc<[u8]>> {
+        self.cached
+            .then(|| self.cache.get(CacheKey::FlatLeaf(at.offset), at))
+            .flatten()
+    }
+
+    /// Checks bytes read for `at` against its checksum.
+    fn checked(at: &Extent, bytes: &[u8]) -> Result<Arc<[u8]>> {
+        if bytes.len() < 4 || checksum(&bytes[4..]) != at.crc || leaf::stored_crc(bytes) != at.crc {
+            return Err(StoreError::corrupted(
+                Structure::FlatLeaf,
+                block_location(at),
+                "checksum mismatch (flat index block)",
+            ));
+        }
+        Ok(Arc::from(bytes))
+    }
+}
+
+/// Misses grouped into runs of extents that lie block after block on disk
+/// (one read each, at most [`READAHEAD_LEAVES_MAX`] blocks): positions
+/// into the caller's list.
+fn runs_of(extents: &[Extent], misses: &[usize]) -> Vec<Vec<usize>> {
+    let mut sorted = misses.to_vec();
+    sorted.sort_unstable_by_key(|&p| extents[p].offset);
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    for position in sorted {
+        let at = &extents[position];
+        let joins = runs.last().is_some_and(|run| {
+            let last = &extents[run[run.len() - 1]];
+            run.len() < READAHEAD_LEAVES_MAX
+                && last.len as usize <= BLOCK_BYTES
+                && last.offset + BLOCK_BYTES as u64 == at.offset
+        });
+        match runs.last_mut() {
+            Some(run) if joins => run.push(position),
+            _ => runs.push(vec![position]),
+        }
+    }
+    runs
+}
+
 impl FlatIo for FlatReader<'_> {
     fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>> {
-        let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(extents.len());
-        let mut requests = Vec::new();
-        let mut slots = Vec::new();
         if let Some(inflight) = self.inflight {
             let keys: Vec<CacheKey> = extents
                 .iter()
@@ -52,47 +94,51 @@ impl FlatIo for FlatReader<'_> {
                 .collect();
             inflight.wait_for(&keys);
         }
-        for (position, at) in extents.iter().enumerate() {
-            let hit = self
-                .cached
-                .then(|| self.cache.get(CacheKey::FlatLeaf(at.offset), at))
-                .flatten();
-            if hit.is_some() {
-                Counters::add(&self.counters.cache_hits, 1);
-            } else {
-                requests.push(ReadRequest {
-                    offset: at.offset,
-                    len: at.byte_len(),
-                });
-                slots.push(position);
-            }
-            out.push(hit);
-        }
+        let mut out: Vec<Option<Arc<[u8]>>> = extents.iter().map(|at| self.hit(at)).collect();
+        let hits = out.iter().filter(|b| b.is_some()).count();
+        Counters::add(&self.counters.cache_hits, hits as u64);
+        let misses: Vec<usize> = (0..extents.len()).filter(|&p| out[p].is_none()).collect();
+        let runs = runs_of(extents, &misses);
+        let requests: Vec<ReadRequest> = runs
+            .iter()
+            .map(|run| {
+                let first = &extents[run[0]];
+                let last = &extents[run[run.len() - 1]];
+                ReadRequest {
+                    offset: first.offset,
+                    len: usize::try_from(last.end() - first.offset).unwrap_or(usize::MAX),
+                }
+            })
+            .collect();
         let mut first_error: Option<StoreError> = None;
         let mut read_bytes = 0u64;
         self.data
             .read_batch_each(&requests, &mut |index, result| match result {
                 Ok(bytes) => {
-                    let position = slots[index];
-                    let at = extents[position];
                     read_bytes += bytes.len() as u64;
-                    if bytes.len() < 4
-                        || checksum(&bytes[4..]) != at.crc
-                        || leaf::stored_crc(&bytes) != at.crc
-                    {
-                        first_error.get_or_insert(StoreError::corrupted(
-                            Structure::FlatLeaf,
-                            block_location(&at),
-                            "checksum mismatch (flat index block)",
-                        ));
-                        return;
+                    let start = requests[index].offset;
+                    for &position in &runs[index] {
+                        let at = extents[position];
+                        let from = usize::try_from(at.offset - start).unwrap_or(usize::MAX);
+                        let piece = bytes
+                            .get(from..from.saturating_add(at.byte_len()))
+                            .unwrap_or(&[]);
+                        match Self::checked(&at, piece) {
+                            Ok(piece) => {
+                                if self.cached {
+                                    self.cache.insert(
+                                        CacheKey::FlatLeaf(at.offset),
+                                        at,
+                                        piece.clone(),
+                                    );
+                                }
+                                out[position] = Some(piece);
+                            }
+                            Err(error) => {
+                                first_error.get_or_insert(error);
+                            }
+                        }
                     }
-                    let bytes: Arc<[u8]> = Arc::from(bytes);
-                    if self.cached {
-                        self.cache
-                            .insert(CacheKey::FlatLeaf(at.offset), at, bytes.clone());
-                    }
-                    out[position] = Some(bytes);
                 }
                 Err(error) => {
                     first_error.get_or_insert(StoreError::io("reading the flat index")(error));
@@ -117,6 +163,13 @@ impl FlatIo for FlatReader<'_> {
     fn write(&mut self, _bytes: &[u8]) -> Result<Extent> {
         Err(StoreError::ReadOnly("a flat index reader".into()))
     }
+
+    fn cached(&self, extent: &Extent) -> bool {
+        self.cached
+            && self
+                .cache
+                .contains(CacheKey::FlatLeaf(extent.offset), extent)
+    }
 }
 
 /// Writes flat leaves and nodes into fresh blocks of the data file (never
@@ -130,6 +183,10 @@ pub(super) struct FlatWriter<'a, 'w> {
 impl FlatIo for FlatWriter<'_, '_> {
     fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>> {
         self.reader.read(extents)
+    }
+
+    fn cached(&self, extent: &Extent) -> bool {
+        self.reader.cached(extent)
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<Extent> {

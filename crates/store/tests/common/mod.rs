@@ -193,6 +193,67 @@ pub fn check_reads(
     Ok(corrupted)
 }
 
+/// The account a key belongs to in workloads on a database with a flat
+/// index: a function of the key (so every write of a key names the same
+/// account), over three accounts (so each spans many leaves).
+pub fn owner_of(key: &B256) -> alloy_primitives::Address {
+    alloy_primitives::Address::repeat_byte(1 + key[0] % 3)
+}
+
+/// `writes` with their accounts ([`owner_of`]).
+pub fn owned(writes: &[(B256, B256)]) -> Vec<(alloy_primitives::Address, B256, B256)> {
+    writes
+        .iter()
+        .map(|(key, value)| (owner_of(key), *key, *value))
+        .collect()
+}
+
+/// Applies `writes` as a block: with their accounts on a database with a
+/// flat index, by bare key otherwise.
+pub fn apply_block(
+    store: &mut Store,
+    writes: &[(B256, B256)],
+) -> Result<[u8; 32], ubt_store::StoreError> {
+    if store.has_flat_index() {
+        store.apply_owned(&owned(writes))
+    } else {
+        store.apply(writes)
+    }
+}
+
+/// On a database with a flat index, reads every probe through it
+/// (account-level reads at the tip) and compares with `expected`; a read
+/// may fail only with `StoreError::Corrupted`. Returns how many did.
+pub fn check_flat_reads(
+    store: &Store,
+    expected: &ubt_spec::ReferenceTree,
+    probes: &[B256],
+) -> Result<usize, String> {
+    use ubt_spec::StateTree;
+    if !store.has_flat_index() {
+        return Ok(0);
+    }
+    let mut corrupted = 0usize;
+    for chunk in probes.chunks(256) {
+        let pairs: Vec<_> = chunk.iter().map(|key| (owner_of(key), *key)).collect();
+        match store.get_owned(&pairs) {
+            Ok(values) => {
+                for (key, got) in chunk.iter().zip(values) {
+                    if got != expected.get(key) {
+                        return Err(format!(
+                            "get_owned({key}) = {got:?}, expected {:?}",
+                            expected.get(key)
+                        ));
+                    }
+                }
+            }
+            Err(error) if error.is_corruption() => corrupted += chunk.len(),
+            Err(error) => return Err(format!("get_owned: {error}")),
+        }
+    }
+    Ok(corrupted)
+}
+
 /// `0x`-prefixed lowercase hex of a hash.
 pub fn hex_root(root: &[u8; 32]) -> String {
     let mut out = String::from("0x");

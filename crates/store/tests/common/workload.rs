@@ -101,7 +101,9 @@ impl Step {
     /// Runs the step on `store` (a reopen is the caller's).
     pub fn run(&self, store: &mut Store) -> Result<(), StoreError> {
         match self {
-            Step::Apply(writes) | Step::LoseAndReopen(writes) => store.apply(writes).map(drop),
+            Step::Apply(writes) | Step::LoseAndReopen(writes) => {
+                super::apply_block(store, writes).map(drop)
+            }
             Step::Persist(root) => store.persist(root),
             Step::Commit { .. } => store.commit().map(drop),
             Step::Checkpoint { .. } => store.checkpoint(),
@@ -151,6 +153,9 @@ struct Block {
 struct Model {
     rng: SplitMix64,
     rounds: usize,
+    /// A database with a flat index: no bulk applies (they name no
+    /// accounts).
+    flat: bool,
     known: Vec<B256>,
     /// `chain[0]` is the state before the oldest block still tracked.
     chain: Vec<Block>,
@@ -160,12 +165,13 @@ struct Model {
 }
 
 impl Model {
-    fn new(seed: u64, rounds: usize) -> Model {
+    fn new(seed: u64, rounds: usize, flat: bool) -> Model {
         let tree = ReferenceTree::new();
         let root = tree.compute_root();
         Model {
             rng: SplitMix64(seed),
             rounds,
+            flat,
             known: Vec::new(),
             chain: vec![Block {
                 root,
@@ -323,6 +329,9 @@ impl Model {
     /// then the block, durable by a checkpoint; the revert window is empty
     /// after it and the older layers are gone.
     fn bulk(&mut self, large: bool) {
+        if self.flat {
+            return;
+        }
         let last = self.chain.len() - 1;
         let record = self.persist_upto(last);
         let writes = self.bulk_writes(large);
@@ -398,7 +407,17 @@ impl Model {
 
 /// Generates the workload of `seed` with `rounds` rounds.
 pub fn script(seed: u64, rounds: usize) -> Script {
-    let mut model = Model::new(seed, rounds);
+    script_of(seed, rounds, false)
+}
+
+/// The workload of `seed` on a database with a flat index: every block
+/// applied with its accounts ([`super::owner_of`]), no bulk applies.
+pub fn script_flat(seed: u64, rounds: usize) -> Script {
+    script_of(seed, rounds, true)
+}
+
+fn script_of(seed: u64, rounds: usize, flat: bool) -> Script {
+    let mut model = Model::new(seed, rounds, flat);
     for round in 0..rounds {
         model.round(round);
     }
@@ -416,6 +435,7 @@ pub fn script(seed: u64, rounds: usize) -> Script {
         // Group depth 2: several pages; 64 KiB: most persists checkpoint.
         opts: Options {
             revert_depth: REVERT_DEPTH,
+            flat_index: flat,
             ..options(2, 64 << 10)
         },
     }

@@ -1,0 +1,148 @@
+//! The flat index through the store's API: a bulk-built index read back
+//! at every key (through the index and through the tree), the readahead
+//! of one account's adjacent leaves (a hot account's misses soon read 16
+//! leaves at once, a one-off read of another account reads one), the
+//! refusal of writes without owners, and the index built only once.
+
+// Test code: a failed unwrap is a failed test, and casts narrow test data.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation
+)]
+
+mod common;
+
+use std::sync::Arc;
+
+use alloy_primitives::{Address, B256, U256};
+use common::*;
+use ubt_spec::key::storage_slot_key;
+use ubt_store::io::StoreDir;
+use ubt_store::{Options, Store, StoreError};
+
+/// A token at `token` with `slots` storage slots (small values), and
+/// `others` one-slot accounts: the tree entries sorted by key and the
+/// flat records sorted by (owner, key).
+fn state(token: Address, slots: u64, others: u64) -> (Vec<(B256, B256)>, Vec<(Address, B256, B256)>) {
+    let mut records: Vec<(Address, B256, B256)> = (0..slots)
+        .map(|i| {
+            let slot = U256::from_be_bytes(ubt_spec::hash::sha256(&i.to_le_bytes()));
+            (token, storage_slot_key(&token, &slot), B256::from(U256::from(i + 1)))
+        })
+        .collect();
+    for i in 0..others {
+        let owner = Address::from_word(B256::from(U256::from(i + 7)));
+        records.push((owner, storage_slot_key(&owner, &U256::from(100u8)), B256::repeat_byte(3)));
+    }
+    records.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    let mut entries: Vec<(B256, B256)> = records.iter().map(|(_, k, v)| (*k, *v)).collect();
+    entries.sort();
+    (entries, records)
+}
+
+fn flat_store(entries: &[(B256, B256)], records: &[(Address, B256, B256)]) -> (Arc<dyn StoreDir>, Store) {
+    let (_, dir) = sim_dir();
+    let options = Options {
+        flat_index: true,
+        ..options(4, 64 << 20)
+    };
+    let (mut store, _) = Store::build(Arc::clone(&dir), options, entries.iter().copied()).unwrap();
+    let report = store
+        .build_flat_index(records.iter().map(|r| Ok(*r)))
+        .unwrap();
+    assert_eq!(report.records, records.len() as u64);
+    (dir, store)
+}
+
+#[test]
+fn a_built_index_reads_back_every_value_and_verifies() {
+    let token = Address::repeat_byte(0x77);
+    let (entries, records) = state(token, 20_000, 500);
+    let (dir, store) = flat_store(&entries, &records);
+    let stats = store.stats();
+    assert!(stats.flat_index && stats.flat_nodes > 0, "{stats:?}");
+    let pairs: Vec<(Address, B256)> = records.iter().map(|(o, k, _)| (*o, *k)).collect();
+    let got = store.get_owned(&pairs).unwrap();
+    for ((_, key, value), got) in records.iter().zip(got) {
+        assert_eq!(got, Some(*value), "{key}");
+        assert_eq!(store.get(key).unwrap(), Some(*value));
+    }
+    // A key of another account is not found under this one.
+    let stranger = store.get_owned(&[(Address::ZERO, records[0].1)]).unwrap();
+    assert_eq!(stranger, vec![None]);
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.flat_records, records.len() as u64);
+    drop(store);
+    let store = Store::open(dir, Options::default()).unwrap();
+    assert!(store.has_flat_index());
+    assert!(store.verify().unwrap().is_ok());
+}
+
+#[test]
+fn a_hot_accounts_misses_read_its_adjacent_leaves_and_a_one_off_read_reads_one() {
+    let token = Address::repeat_byte(0x77);
+    let (entries, records) = state(token, 50_000, 2_000);
+    let (_dir, store) = flat_store(&entries, &records);
+    store.clear_cache();
+    let token_records: Vec<&(Address, B256, B256)> = records.iter().filter(|r| r.0 == token).collect();
+    let mut rng = SplitMix64(9);
+    let before = store.io_counters();
+    let reads = 2_000;
+    for _ in 0..reads {
+        let (owner, key, value) = token_records[rng.below(token_records.len() as u64) as usize];
+        assert_eq!(store.get_owned(&[(*owner, *key)]).unwrap(), vec![Some(*value)]);
+    }
+    let after = store.io_counters();
+    let io = after.bucket_reads - before.bucket_reads;
+    let leaves = store.stats().flat_leaves;
+    // 50,000 small records take ~450 leaves; 2,000 reads touch nearly all
+    // of them. Leaf by leaf that is ~450 reads; with readahead ~30.
+    assert!(io * 8 < leaves, "{io} reads for {leaves} leaves");
+    assert!(after.bytes_read - before.bytes_read >= 4096 * leaves * 3 / 4);
+    // A one-off read of another account: one block.
+    let other = records.iter().find(|r| r.0 != token).unwrap();
+    let before = store.io_counters();
+    assert_eq!(store.get_owned(&[(other.0, other.1)]).unwrap(), vec![Some(other.2)]);
+    let after = store.io_counters();
+    assert_eq!(after.bucket_reads - before.bucket_reads, 1);
+    assert!(after.bytes_read - before.bytes_read <= 4096);
+}
+
+#[test]
+fn writes_without_owners_are_refused_and_the_index_is_built_once() {
+    let token = Address::repeat_byte(0x77);
+    let (entries, records) = state(token, 100, 10);
+    let (_dir, mut store) = flat_store(&entries, &records);
+    let root = store.root();
+    assert!(matches!(
+        store.apply(&[(B256::repeat_byte(1), B256::repeat_byte(2))]),
+        Err(StoreError::OwnersRequired)
+    ));
+    assert!(matches!(
+        store.apply_bulk([(B256::repeat_byte(1), B256::repeat_byte(2))]),
+        Err(StoreError::OwnersRequired)
+    ));
+    assert_eq!(store.root(), root, "a refused write changes nothing");
+    assert!(store.build_flat_index(records.iter().map(|r| Ok(*r))).is_err());
+    // An empty block needs no owners.
+    assert!(store.apply(&[]).is_ok());
+}
+
+#[test]
+fn an_unsorted_flat_build_is_refused() {
+    let token = Address::repeat_byte(0x77);
+    let (entries, mut records) = state(token, 100, 10);
+    records.swap(3, 40);
+    let (_, dir) = sim_dir();
+    let options = Options {
+        flat_index: true,
+        ..options(4, 64 << 20)
+    };
+    let (mut store, _) = Store::build(dir, options, entries.iter().copied()).unwrap();
+    let error = store
+        .build_flat_index(records.iter().map(|r| Ok(*r)))
+        .unwrap_err();
+    assert!(matches!(error, StoreError::UnsortedInput { .. }), "{error}");
+}
