@@ -24,24 +24,38 @@ use ubt_store::{Options, Store, StoreError};
 /// A token at `token` with `slots` storage slots (small values), and
 /// `others` one-slot accounts: the tree entries sorted by key and the
 /// flat records sorted by (owner, key).
-fn state(token: Address, slots: u64, others: u64) -> (Vec<(B256, B256)>, Vec<(Address, B256, B256)>) {
+/// Tree entries and flat records of one state.
+type State = (Vec<(B256, B256)>, Vec<(Address, B256, B256)>);
+
+fn state(token: Address, slots: u64, others: u64) -> State {
     let mut records: Vec<(Address, B256, B256)> = (0..slots)
         .map(|i| {
             let slot = U256::from_be_bytes(ubt_spec::hash::sha256(&i.to_le_bytes()));
-            (token, storage_slot_key(&token, &slot), B256::from(U256::from(i + 1)))
+            (
+                token,
+                storage_slot_key(&token, &slot),
+                B256::from(U256::from(i + 1)),
+            )
         })
         .collect();
     for i in 0..others {
         let owner = Address::from_word(B256::from(U256::from(i + 7)));
-        records.push((owner, storage_slot_key(&owner, &U256::from(100u8)), B256::repeat_byte(3)));
+        records.push((
+            owner,
+            storage_slot_key(&owner, &U256::from(100u8)),
+            B256::repeat_byte(3),
+        ));
     }
-    records.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    records.sort_by_key(|r| (r.0, r.1));
     let mut entries: Vec<(B256, B256)> = records.iter().map(|(_, k, v)| (*k, *v)).collect();
     entries.sort();
     (entries, records)
 }
 
-fn flat_store(entries: &[(B256, B256)], records: &[(Address, B256, B256)]) -> (Arc<dyn StoreDir>, Store) {
+fn flat_store(
+    entries: &[(B256, B256)],
+    records: &[(Address, B256, B256)],
+) -> (Arc<dyn StoreDir>, Store) {
     let (_, dir) = sim_dir();
     let options = Options {
         flat_index: true,
@@ -86,13 +100,17 @@ fn a_hot_accounts_misses_read_its_adjacent_leaves_and_a_one_off_read_reads_one()
     let (entries, records) = state(token, 50_000, 2_000);
     let (_dir, store) = flat_store(&entries, &records);
     store.clear_cache();
-    let token_records: Vec<&(Address, B256, B256)> = records.iter().filter(|r| r.0 == token).collect();
+    let token_records: Vec<&(Address, B256, B256)> =
+        records.iter().filter(|r| r.0 == token).collect();
     let mut rng = SplitMix64(9);
     let before = store.io_counters();
     let reads = 2_000;
     for _ in 0..reads {
         let (owner, key, value) = token_records[rng.below(token_records.len() as u64) as usize];
-        assert_eq!(store.get_owned(&[(*owner, *key)]).unwrap(), vec![Some(*value)]);
+        assert_eq!(
+            store.get_owned(&[(*owner, *key)]).unwrap(),
+            vec![Some(*value)]
+        );
     }
     let after = store.io_counters();
     let io = after.bucket_reads - before.bucket_reads;
@@ -104,7 +122,10 @@ fn a_hot_accounts_misses_read_its_adjacent_leaves_and_a_one_off_read_reads_one()
     // A one-off read of another account: one block.
     let other = records.iter().find(|r| r.0 != token).unwrap();
     let before = store.io_counters();
-    assert_eq!(store.get_owned(&[(other.0, other.1)]).unwrap(), vec![Some(other.2)]);
+    assert_eq!(
+        store.get_owned(&[(other.0, other.1)]).unwrap(),
+        vec![Some(other.2)]
+    );
     let after = store.io_counters();
     assert_eq!(after.bucket_reads - before.bucket_reads, 1);
     assert!(after.bytes_read - before.bytes_read <= 4096);
@@ -125,7 +146,9 @@ fn writes_without_owners_are_refused_and_the_index_is_built_once() {
         Err(StoreError::OwnersRequired)
     ));
     assert_eq!(store.root(), root, "a refused write changes nothing");
-    assert!(store.build_flat_index(records.iter().map(|r| Ok(*r))).is_err());
+    assert!(store
+        .build_flat_index(records.iter().map(|r| Ok(*r)))
+        .is_err());
     // An empty block needs no owners.
     assert!(store.apply(&[]).is_ok());
 }

@@ -23,6 +23,12 @@
 //! recovery follows recovery; a fresh database is started every few
 //! kills.
 //!
+//! Every other database keeps a flat index of account values
+//! ([`is_flat`]): its blocks are applied with their accounts
+//! ([`common::apply_block`]; its bulk blocks as ordinary blocks, since
+//! bulk writes name no accounts), and each recovery also reads every value
+//! back through the flat index (`verify` compares it with the tree).
+//!
 //! 200 kills by default, 10,000 with `UBT_LONG=1`, `UBT_KILLS=<n>` for any
 //! other number. Rerun with
 //! `UBT_SEED=<seed>` (printed at the start; the kill moments depend on
@@ -62,13 +68,20 @@ const CHILD_BLOCKS_MAX: u64 = 100_000;
 /// One block in this many is a bulk block.
 const BULK_EVERY: u64 = 10;
 
-fn store_options() -> Options {
+fn store_options(flat_index: bool) -> Options {
     Options {
         group_depth: Some(3),
         memory_budget_bytes: 128 << 10,
         sync: SyncMode::Always,
+        flat_index,
         ..Options::default()
     }
+}
+
+/// Whether the database seeded with `seed` keeps a flat index (every
+/// other database: their seeds alternate in parity).
+fn is_flat(seed: u64) -> bool {
+    seed & 1 == 1
 }
 
 /// Whether block `n` of the database seeded with `seed` is a bulk block.
@@ -120,7 +133,8 @@ fn child(spec: &str) {
         .rsplit_once(':')
         .expect("UBT_KILL_CHILD is <dir>:<seed>");
     let seed: u64 = seed.parse().expect("seed");
-    let mut store = Store::open_path(Path::new(dir), store_options()).expect("child open");
+    let mut store =
+        Store::open_path(Path::new(dir), store_options(is_flat(seed))).expect("child open");
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -136,12 +150,12 @@ fn child(spec: &str) {
             return;
         }
         let writes = block(seed, n);
-        let root = if is_bulk(seed, n) {
+        let root = if is_bulk(seed, n) && !store.has_flat_index() {
             store
                 .apply_bulk(writes.iter().copied())
                 .expect("child bulk apply")
         } else {
-            store.apply(&writes).expect("child apply");
+            apply_block(&mut store, &writes).expect("child apply");
             store.commit().expect("child commit")
         };
         writeln!(out, "acked {n} {}", hex_root(&root)).expect("stdout");
@@ -297,8 +311,13 @@ fn kill_once(db: &mut Database, acks: u64, delay: Duration, context: &str) -> (u
 /// the store recovers that commit or the one after it, with its root,
 /// verifies, and reads back every value. Returns the commit recovered.
 fn check_recovery(db: &mut Database, base: u64, context: &str) -> u64 {
-    let store = Store::open_path(&db.dir.0, store_options())
+    let store = Store::open_path(&db.dir.0, store_options(is_flat(db.seed)))
         .unwrap_or_else(|e| panic!("{context}: reopen after the kill: {e}"));
+    assert_eq!(
+        store.has_flat_index(),
+        is_flat(db.seed),
+        "{context}: flat index"
+    );
     let seq = store.commit_seq();
     assert!(
         seq == base || seq == base + 1,
@@ -319,7 +338,9 @@ fn check_recovery(db: &mut Database, base: u64, context: &str) -> u64 {
         db.reference.len() as u64,
         "{context}: values"
     );
-    match check_reads(&store, &db.reference, &db.probes) {
+    let reads = check_reads(&store, &db.reference, &db.probes)
+        .and_then(|n| Ok(n + check_flat_reads(&store, &db.reference, &db.probes)?));
+    match reads {
         Ok(0) => {}
         Ok(n) => panic!("{context}: {n} reads failed with Corrupted"),
         Err(what) => panic!("{context}: {what}"),
