@@ -11,6 +11,11 @@
 //! after the failed operation; reads at the tip and at older layers equal
 //! the reference; the final store verifies clean.
 //!
+//! Half the inputs run on a database with a flat index of account values
+//! (a bit of the third byte): every block is applied with its owners
+//! ([`owner_of`]), bulk applies are skipped (they name no accounts), and
+//! reads at the tip also go through the index.
+//!
 //! A bulk apply ([`Store::apply_bulk`]) is modelled as a commit of every
 //! block, then one more block, persisted, that empties the revert window
 //! and replaces the chain (nothing before it can be reverted to). After it
@@ -20,7 +25,7 @@
 
 use std::sync::Arc;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::{sha256, Hash};
 use ubt_spec::{ReferenceTree, StateTree};
 
@@ -50,6 +55,12 @@ impl Input<'_> {
     fn done(&self) -> bool {
         self.at >= self.bytes.len()
     }
+}
+
+/// The account a key belongs to on a database with a flat index: a
+/// function of the key, over three accounts.
+fn owner_of(key: &B256) -> Address {
+    Address::repeat_byte(1 + key[0] % 3)
 }
 
 /// One of 256 keys on 32 stems (eight values per stem, spread over the
@@ -236,10 +247,15 @@ impl Run {
         let mut tree = self.model.tip().tree.clone();
         tree.insert_batch(&writes);
         let root = tree.compute_root();
-        let got = self
-            .store()?
-            .apply(&writes)
-            .map_err(|e| Stop::Store("apply", e))?;
+        let store = self.store()?;
+        let got = if store.has_flat_index() {
+            let owned: Vec<(Address, B256, B256)> =
+                writes.iter().map(|(k, v)| (owner_of(k), *k, *v)).collect();
+            store.apply_owned(&owned)
+        } else {
+            store.apply(&writes)
+        }
+        .map_err(|e| Stop::Store("apply", e))?;
         if got != root {
             return Err(broken("apply: the root differs from the reference"));
         }
@@ -254,6 +270,10 @@ impl Run {
     /// A bulk block of 16 to 1,036 sorted writes over unrelated keys and
     /// the small ones (so it changes buckets the layers hold too).
     fn bulk(&mut self, arg: u8, input: &mut Input<'_>) -> Step {
+        if self.options.flat_index {
+            // Bulk writes name no accounts: a flat index refuses them.
+            return Ok(());
+        }
         let count = 16 + usize::from(input.byte()) * 4;
         let start = u16::from(input.byte()) << 8 | u16::from(arg);
         let mut writes: Vec<(B256, B256)> = (0..count)
@@ -497,6 +517,17 @@ impl Run {
         if keys.iter().zip(&got).any(|(k, v)| tip.tree.get(k) != *v) {
             return Err(broken("a read at the tip differs from the reference"));
         }
+        if store.has_flat_index() {
+            let owned: Vec<(Address, B256)> = keys.iter().map(|k| (owner_of(k), *k)).collect();
+            let got = store
+                .get_owned(&owned)
+                .map_err(|e| Stop::Store("get_owned", e))?;
+            if keys.iter().zip(&got).any(|(k, v)| tip.tree.get(k) != *v) {
+                return Err(broken(
+                    "a read through the flat index differs from the reference",
+                ));
+            }
+        }
         for layer in store.layers() {
             let Some(block) = self.model.chain.iter().rev().find(|b| b.root == layer.root) else {
                 return Err(broken("a layer in memory is not in the model chain"));
@@ -551,11 +582,13 @@ pub fn model(data: &[u8]) -> Result<(), Finding> {
     let mut input = Input { bytes: data, at: 0 };
     let group_depth = 1 + input.byte() % 8;
     let budget = (1 + usize::from(input.byte() % 8)) * (16 << 10);
-    let depth = 1 + usize::from(input.byte() % 6);
+    let depth_byte = input.byte();
+    let depth = 1 + usize::from(depth_byte % 6);
     let options = Options {
         group_depth: Some(group_depth),
         memory_budget_bytes: budget,
         revert_depth: depth,
+        flat_index: (depth_byte / 6) % 2 == 1,
         ..Options::default()
     };
     let sim = SimDir::new();
