@@ -57,6 +57,12 @@ fn rows(s: &Stats) -> Vec<(&'static str, String)> {
         ("meta bytes written", n(s.meta_bytes_written)),
         ("commits", n(s.commits)),
         ("checkpoints", n(s.checkpoints)),
+        ("flat index", if s.flat_index { "yes" } else { "no" }.into()),
+        ("flat records", n(s.flat_records)),
+        ("flat leaves", n(s.flat_leaves)),
+        ("flat nodes", n(s.flat_nodes)),
+        ("flat changes", n(s.flat_changes)),
+        ("flat directory bytes", n(s.flat_directory_bytes)),
         ("read backend", s.read_backend.clone()),
         (
             "poisoned",

@@ -19,8 +19,16 @@ pub fn run(args: &DbArgs) -> Result<(), CliError> {
             count: report.problems.len(),
         });
     }
+    let flat = if report.flat_leaves > 0 {
+        format!(
+            ", flat index: {} records in {} leaves under {} nodes, equal to the tree's values",
+            report.flat_records, report.flat_leaves, report.flat_nodes
+        )
+    } else {
+        String::new()
+    };
     output::line(format_args!(
-        "ok: {} buckets, {} stems, {} values, {} pages, {} upper-trie nodes, {} bytes read",
+        "ok: {} buckets, {} stems, {} values, {} pages, {} upper-trie nodes{flat}, {} bytes read",
         report.buckets,
         report.stems,
         report.leaves,
