@@ -26,6 +26,8 @@ fn main() -> std::io::Result<()> {
     write("wal_mark", &store.wal_mark)?;
     write("revert_segment", &store.revert_segment)?;
     write("store_open", &store.store_open)?;
+    write("flat_leaf", &store.flat_leaf)?;
+    write("flat_node", &store.flat_node)?;
     write("model", &store.model)?;
     let (blobs, paths) = ubt_spec::fuzzing::seed_geth_blobs();
     let stems: Vec<Vec<u8>> = blobs.iter().filter(|b| b[0] == 1).cloned().collect();

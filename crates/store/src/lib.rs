@@ -21,7 +21,7 @@
 //!
 //! * `testing`: the simulated disk (`io::sim`) for crash and fault tests,
 //!   and the on-disk structures that tests decode and damage (`bucket`,
-//!   `format`, `meta`, `prefix`, `summary`, `upper`, `wal`), with the
+//!   `flat`, `format`, `meta`, `prefix`, `summary`, `upper`, `wal`), with the
 //!   helpers only tests and fuzz bodies call.
 //! * `fuzzing` (implies `testing`): the fuzz target bodies
 //!   (`ubt_store::fuzzing`) that `fuzz/` and `tests/fuzz_bodies.rs` run.
@@ -29,8 +29,6 @@
 mod alloc;
 mod cache;
 mod error;
-#[allow(dead_code)] // wired into the store by the following commits
-mod flat;
 mod options;
 mod revert_log;
 mod stats;
@@ -44,6 +42,11 @@ pub mod io;
 pub mod bucket;
 #[cfg(not(feature = "testing"))]
 mod bucket;
+#[cfg(feature = "testing")]
+pub mod flat;
+#[cfg(not(feature = "testing"))]
+#[allow(dead_code)] // some helpers serve only tests and fuzz bodies
+mod flat;
 #[cfg(feature = "testing")]
 pub mod format;
 #[cfg(not(feature = "testing"))]

@@ -27,6 +27,12 @@
 //! * **Unreferenced bytes** (free or padding bytes of the data file, stale
 //!   WAL bytes of an older epoch past the current records): harmless, the
 //!   database opens at the full state.
+//! * **Flat index** (a second database, created with `flat_index: true`;
+//!   its leaves and directory nodes located from the meta record's flat
+//!   root through `flat::node::decode`): the open fails with `Corrupted`,
+//!   or it succeeds at the full state with every tree read right, every
+//!   read through the index right or `Corrupted` (a damaged leaf's records
+//!   at least once), and `verify` listing a problem.
 //!
 //! A flip counts as detected when the damaged structure is rejected: an
 //! open error, a `verify` problem, a fallback to the other meta slot, the
@@ -55,6 +61,7 @@ use alloy_primitives::B256;
 use common::*;
 use ubt_spec::hash::Hash;
 use ubt_spec::{ReferenceTree, StateTree};
+use ubt_store::flat;
 use ubt_store::format::{Extent, BLOCK_BYTES};
 use ubt_store::io::sim::{CrashMode, SimDir};
 use ubt_store::io::StoreDir;
@@ -811,4 +818,345 @@ fn print_tallies(tallies: &[(&str, Tally)]) -> Vec<String> {
         failures.extend(tally.failures.iter().map(|f| format!("{kind}: {f}")));
     }
     failures
+}
+
+// The flat index (a database created with `flat_index: true`): its
+// leaves and directory nodes, located from the newest meta record's flat
+// root through the public codecs (`flat::node::decode`).
+
+/// Blocks of values written to the database with a flat index.
+const FLAT_BLOCKS: usize = 6;
+/// Values per block (mixed keys: some rewrite known ones).
+const FLAT_BLOCK_WRITES: usize = 1200;
+/// Leaves (the first, by offset) with a flip in every header byte; the
+/// others get one header byte. Every leaf also gets a body byte and its
+/// last byte; every directory node each header byte, eight body bytes and
+/// its last byte. Each leaf flip costs a `verify` and a read of every value.
+const FLAT_WHOLE_HEADERS: usize = 8;
+
+/// A database with a flat index, fully checkpointed, and a working copy.
+struct FlatFixture {
+    sim: SimDir,
+    work: SimDir,
+    wal_bytes: Vec<u8>,
+    opts: Options,
+    state: State,
+    /// Every key written, and some never written.
+    probes: Vec<B256>,
+    /// `(leaves, nodes)` as `stats` counts them.
+    counts: (u64, u64),
+}
+
+fn build_flat(seed: u64) -> FlatFixture {
+    let mut rng = SplitMix64(seed);
+    let (sim, dir) = sim_dir();
+    let opts = Options {
+        flat_index: true,
+        ..options(GROUP_DEPTH, 64 << 20)
+    };
+    let mut store = open(&dir, &opts);
+    let mut tree = ReferenceTree::new();
+    let mut known = Vec::new();
+    for block in 0..FLAT_BLOCKS {
+        let writes = writes_over_mixed_keys(&mut rng, &mut known, FLAT_BLOCK_WRITES);
+        tree.insert_batch(&writes);
+        // Three accounts (`owner_of`): each spans many leaves.
+        store.apply_owned(&owned(&writes)).expect("apply_owned");
+        assert_eq!(store.commit().expect("commit"), tree.compute_root());
+        if block % 3 == 2 {
+            // Two checkpoints: the second rewrites leaves copy-on-write.
+            store.checkpoint().expect("checkpoint");
+        }
+    }
+    let stats = store.stats();
+    assert!(stats.flat_index && stats.flat_nodes > 0, "{stats:?}");
+    assert_eq!(stats.flat_changes, 0, "everything checkpointed");
+    println!(
+        "flat database: {} values, {} flat records in {} leaves under {} directory nodes, \
+         {} buckets, data {} bytes",
+        stats.leaf_count,
+        stats.flat_records,
+        stats.flat_leaves,
+        stats.flat_nodes,
+        stats.bucket_count,
+        stats.data_file_bytes
+    );
+    let state = State {
+        seq: store.commit_seq(),
+        root: store.committed_root(),
+        tree: tree.clone(),
+    };
+    drop(store);
+    let mut probes: Vec<B256> = tree.entries().map(|(key, _)| *key).collect();
+    probes.extend((0..100).map(|_| B256::from(rng.bytes32())));
+    FlatFixture {
+        work: sim.crash_image(CrashMode::KeepUnsynced, 0),
+        wal_bytes: sim.file_bytes(WAL_FILE).expect("WAL file"),
+        sim,
+        opts,
+        state,
+        probes,
+        counts: (stats.flat_leaves, stats.flat_nodes),
+    }
+}
+
+/// The flat index's leaves and its directory nodes (with their levels),
+/// walked from the newest meta record's flat root, sorted by offset.
+fn locate_flat(fx: &FlatFixture) -> (Vec<Extent>, Vec<(u8, Extent)>) {
+    let meta_bytes = fx.sim.file_bytes(META_FILE).expect("meta file");
+    let data = fx.sim.file_bytes(DATA_FILE).expect("data file");
+    let meta = (0..4)
+        .filter_map(|slot| {
+            Meta::decode(
+                &meta_bytes[slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES],
+                slot,
+            )
+            .ok()
+        })
+        .max_by_key(|meta| meta.generation)
+        .expect("a valid meta slot");
+    assert_eq!(meta.commit_seq, fx.state.seq);
+    let root = meta.flat.expect("a flat index").root.expect("a flat root");
+    let mut leaves = Vec::new();
+    let mut nodes = Vec::new();
+    let mut queue = vec![(root.height, root.extent)];
+    while let Some((level, at)) = queue.pop() {
+        if level == 0 {
+            leaves.push(at);
+            continue;
+        }
+        nodes.push((level, at));
+        let bytes = &data[at.offset as usize..at.end() as usize];
+        let children = flat::node::decode(bytes, level, "layout").expect("intact node");
+        queue.extend(children.iter().map(|c| (level - 1, c.extent)));
+    }
+    leaves.sort_by_key(|e| e.offset);
+    nodes.sort_by_key(|(_, e)| e.offset);
+    assert_eq!(
+        (leaves.len() as u64, nodes.len() as u64),
+        fx.counts,
+        "leaves and nodes found from the files, and as `stats` counts them"
+    );
+    (leaves, nodes)
+}
+
+/// Reads every probe through the flat index (batched, one key at a time
+/// when a batch fails with `Corrupted`): each value equals the reference's
+/// or the read fails with `Corrupted`. Returns how many did.
+fn check_owned_reads(
+    store: &Store,
+    expected: &ReferenceTree,
+    probes: &[B256],
+) -> Result<usize, String> {
+    let mut corrupted = 0usize;
+    let check = |key: &B256, got: Option<B256>| {
+        if got == expected.get(key) {
+            Ok(())
+        } else {
+            Err(format!(
+                "get_owned({key}) = {got:?}, expected {:?}",
+                expected.get(key)
+            ))
+        }
+    };
+    for chunk in probes.chunks(512) {
+        let pairs: Vec<_> = chunk.iter().map(|key| (owner_of(key), *key)).collect();
+        match store.get_owned(&pairs) {
+            Ok(values) => {
+                for (key, got) in chunk.iter().zip(values) {
+                    check(key, got)?;
+                }
+            }
+            Err(error) if error.is_corruption() => {
+                for pair in &pairs {
+                    match store.get_owned(std::slice::from_ref(pair)) {
+                        Ok(got) => check(&pair.1, got[0])?,
+                        Err(error) if error.is_corruption() => corrupted += 1,
+                        Err(error) => return Err(format!("get_owned({}): {error}", pair.1)),
+                    }
+                }
+            }
+            Err(error) => return Err(format!("get_owned: {error}")),
+        }
+    }
+    Ok(corrupted)
+}
+
+/// What opening a copy with one flipped bit in the flat index gave.
+enum FlatOutcome {
+    /// The open failed with `Corrupted`.
+    Rejected,
+    /// The database opened at the full state, every tree read right;
+    /// `verify` listed this many problems (or failed with this `Corrupted`
+    /// error instead), and this many reads through the flat index failed
+    /// with `Corrupted` (none returned a wrong value).
+    Opened {
+        verify_problems: usize,
+        verify_error: Option<String>,
+        corrupted_reads: usize,
+    },
+}
+
+fn flat_open_and_check(fx: &FlatFixture) -> Result<FlatOutcome, String> {
+    let dir: Arc<dyn StoreDir> = Arc::new(fx.work.clone());
+    let opts = fx.opts.clone();
+    let run = move || -> Result<FlatOutcome, String> {
+        let store = match Store::open(dir, opts) {
+            Ok(store) => store,
+            Err(error) if error.is_corruption() => return Ok(FlatOutcome::Rejected),
+            Err(error) => return Err(format!("open failed with a non-corruption error: {error}")),
+        };
+        if store.commit_seq() != fx.state.seq || store.root() != fx.state.root {
+            return Err(format!(
+                "opened at seq {}, not the full state",
+                store.commit_seq()
+            ));
+        }
+        let tree_failures = check_reads(&store, &fx.state.tree, &fx.probes)?;
+        if tree_failures > 0 {
+            return Err(format!("{tree_failures} tree reads failed"));
+        }
+        let corrupted_reads = check_owned_reads(&store, &fx.state.tree, &fx.probes)?;
+        let (verify_problems, verify_error) = match store.verify() {
+            Ok(report) => (report.problems.len(), None),
+            Err(error) if error.is_corruption() => (0, Some(error.to_string())),
+            Err(error) => return Err(format!("verify returned an error: {error}")),
+        };
+        Ok(FlatOutcome::Opened {
+            verify_problems,
+            verify_error,
+            corrupted_reads,
+        })
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("panicked: {message}"))
+        }
+    }
+}
+
+/// Flips one bit of a flat leaf (`leaf`) or directory node in the working
+/// copy, reopens and checks it, and restores the copy. A flip must be
+/// detected: rejected at open, or reported by `verify`; a damaged leaf's
+/// records read `Corrupted`, never a wrong value.
+fn flat_flip(fx: &FlatFixture, tally: &mut Tally, leaf: bool, offset: u64, bit: u8) {
+    let here = format!("{DATA_FILE} byte {offset} bit {bit}");
+    tally.flips += 1;
+    tally.thorough += 1;
+    fx.work.flip_bit(DATA_FILE, offset, bit).expect("flip");
+    let result = flat_open_and_check(fx);
+    fx.work.flip_bit(DATA_FILE, offset, bit).expect("flip back");
+    if fx.work.file_bytes(WAL_FILE).as_ref() != Some(&fx.wal_bytes) {
+        fx.work
+            .write_raw(WAL_FILE, 0, &fx.wal_bytes)
+            .expect("restoring the WAL");
+    }
+    match result {
+        Err(error) => tally.fail(format!("{here}: {error}")),
+        Ok(FlatOutcome::Rejected) => {
+            tally.detected += 1;
+            tally.rejected_at_open += 1;
+        }
+        Ok(FlatOutcome::Opened {
+            verify_problems,
+            verify_error,
+            corrupted_reads,
+        }) => {
+            tally.corrupted_reads += corrupted_reads;
+            if let Some(error) = verify_error {
+                // `verify` lists what it finds wrong; only I/O errors are
+                // its errors.
+                tally.fail(format!(
+                    "{here}: verify failed with `{error}` instead of listing a problem"
+                ));
+            } else if leaf && corrupted_reads == 0 {
+                tally.fail(format!("{here}: every read of the damaged leaf succeeded"));
+            } else if verify_problems > 0 {
+                tally.detected += 1;
+                tally.verify_detections += 1;
+            } else {
+                tally.fail(format!("{here}: opened and verified clean (undetected)"));
+            }
+        }
+    }
+}
+
+/// Byte positions flipped in a block of `len` bytes: every header byte
+/// (checksum, tag, version, counts or level) if `whole_header`, else one
+/// at random; `body` bytes at random behind it; and the last byte.
+fn block_positions(
+    len: u64,
+    header: u64,
+    whole_header: bool,
+    body: usize,
+    rng: &mut SplitMix64,
+) -> Vec<u64> {
+    let mut positions: Vec<u64> = if whole_header {
+        (0..header.min(len)).collect()
+    } else {
+        vec![rng.below(header.min(len))]
+    };
+    if len > header {
+        positions.extend((0..body).map(|_| header + rng.below(len - header)));
+    }
+    positions.push(len - 1);
+    positions.sort_unstable();
+    positions.dedup();
+    positions
+}
+
+#[test]
+fn bit_flips_in_the_flat_index_are_detected() {
+    let seed = seed_from_env(0xf1a7_4409);
+    println!("seed {seed} (rerun with UBT_SEED={seed})");
+    let started = Instant::now();
+    let fx = build_flat(seed);
+    let (leaves, nodes) = locate_flat(&fx);
+    let mut rng = SplitMix64(seed ^ 0xf11b);
+    let mut leaf_tally = Tally::default();
+    for (index, at) in leaves.iter().enumerate() {
+        let whole_header = index < FLAT_WHOLE_HEADERS;
+        for position in block_positions(at.len.into(), 8, whole_header, 1, &mut rng) {
+            let bit = rng.below(8) as u8;
+            flat_flip(&fx, &mut leaf_tally, true, at.offset + position, bit);
+        }
+    }
+    let mut node_tally = Tally::default();
+    for (_, at) in &nodes {
+        for position in block_positions(at.len.into(), 9, true, 8, &mut rng) {
+            let bit = rng.below(8) as u8;
+            flat_flip(&fx, &mut node_tally, false, at.offset + position, bit);
+        }
+    }
+    let levels: BTreeSet<u8> = nodes.iter().map(|(level, _)| *level).collect();
+    println!(
+        "flat layout: {} leaves ({} bytes), {} directory nodes at levels {levels:?} ({} bytes)",
+        leaves.len(),
+        leaves.iter().map(|e| u64::from(e.len)).sum::<u64>(),
+        nodes.len(),
+        nodes.iter().map(|(_, e)| u64::from(e.len)).sum::<u64>()
+    );
+    let failures = print_tallies(&[
+        ("flat leaves", leaf_tally),
+        ("flat directory nodes", node_tally),
+    ]);
+    println!("{:.1} s", started.elapsed().as_secs_f64());
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures (first 20 per kind):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    for name in [META_FILE, DATA_FILE, WAL_FILE] {
+        assert!(
+            fx.work.file_bytes(name) == fx.sim.file_bytes(name),
+            "{name}: the working copy was not restored"
+        );
+    }
 }

@@ -70,7 +70,7 @@ fn run(name: &str, body: Body, seeds: &[Vec<u8>], mutations: usize) -> usize {
 #[test]
 fn decoder_bodies_hold_over_seeds_and_mutations() {
     let seeds = seeds();
-    let targets: [(&str, Body, &[Vec<u8>], usize); 9] = [
+    let targets: [(&str, Body, &[Vec<u8>], usize); 11] = [
         ("bucket", decoders::bucket, &seeds.bucket, 20_000),
         ("trie_page", decoders::trie_page, &seeds.trie_page, 20_000),
         ("meta_slot", decoders::meta_slot, &seeds.meta_slot, 20_000),
@@ -100,6 +100,8 @@ fn decoder_bodies_hold_over_seeds_and_mutations() {
             20_000,
         ),
         ("store_open", decoders::store_open, &seeds.store_open, 2_000),
+        ("flat_leaf", decoders::flat_leaf, &seeds.flat_leaf, 20_000),
+        ("flat_node", decoders::flat_node, &seeds.flat_node, 20_000),
     ];
     let total: usize = targets
         .iter()

@@ -11,6 +11,8 @@ use ubt_spec::key::Stem;
 use super::{fix_crc, split_control, u32_at, Finding};
 use crate::bucket::codec;
 use crate::error::StoreError;
+use crate::flat::key::{FlatKey, FLAT_KEY_BYTES};
+use crate::flat::{leaf, node};
 use crate::io::sim::SimDir;
 use crate::io::{StoreDir, StoreFile};
 use crate::meta::{choose, Choice, Meta, SlotState, META_SLOTS, META_SLOT_BYTES};
@@ -317,6 +319,97 @@ pub fn revert_segment(data: &[u8]) -> Result<(), Finding> {
     let again = revert_log::encode_segment(&diffs);
     if bytes.get(..again.len()) != Some(&again[..]) {
         return Err("a decoded revert segment re-encodes differently".into());
+    }
+    Ok(())
+}
+
+/// Recomputes the CRC-32C in bytes `[0, 4)` over the rest (flat leaves
+/// and nodes checksum every byte after it; they have no length field).
+fn fix_whole_crc(bytes: &mut [u8]) {
+    if bytes.len() >= 4 {
+        let crc = crate::format::checksum(&bytes[4..]);
+        bytes[..4].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// Looks `key` up in any `bytes`: an answer or a `Corrupted` error.
+fn flat_lookup(bytes: &[u8], key: &FlatKey) -> Result<(), Finding> {
+    match leaf::lookup(bytes, key, "fuzz") {
+        Ok(_) => Ok(()),
+        Err(error) if error.is_corruption() => Ok(()),
+        Err(error) => Err(format!("flat leaf lookup failed with {error}")),
+    }
+}
+
+/// Flat leaf: `[control][leaf bytes]`. Lookups of keys taken from the
+/// input (its first record's place, the smallest and the largest key)
+/// return an answer or a `Corrupted` error, whatever the bytes. An
+/// accepted leaf re-encodes to its bytes, and `lookup` finds every record
+/// `decode` found, and nothing at a key next to each that the leaf does
+/// not hold.
+pub fn flat_leaf(data: &[u8]) -> Result<(), Finding> {
+    let (control, rest) = split_control(data);
+    let mut bytes = rest.to_vec();
+    if control & 1 != 0 {
+        fix_whole_crc(&mut bytes);
+    }
+    // Owner of the first group at 8, its first tree key at 30.
+    let mut probe = [0u8; FLAT_KEY_BYTES];
+    for (at, byte) in probe.iter_mut().enumerate() {
+        let from = if at < 20 { 8 + at } else { 10 + at };
+        *byte = bytes.get(from).copied().unwrap_or(control);
+    }
+    for key in [
+        FlatKey::from_bytes(probe),
+        FlatKey::from_bytes([0; FLAT_KEY_BYTES]),
+        FlatKey::from_bytes([0xff; FLAT_KEY_BYTES]),
+    ] {
+        flat_lookup(&bytes, &key)?;
+    }
+    let Ok(records) = leaf::decode(&bytes, "fuzz") else {
+        return Ok(());
+    };
+    if records.is_empty() || leaf::encode(&records) != bytes {
+        return Err("a decoded flat leaf re-encodes differently".into());
+    }
+    let accepted = |key: &FlatKey| {
+        leaf::lookup(&bytes, key, "fuzz").map_err(|e| format!("lookup in a leaf that decodes: {e}"))
+    };
+    for (key, value) in &records {
+        if accepted(key)? != Some(*value) {
+            return Err("flat leaf lookup and decode disagree on a value".into());
+        }
+        let mut next = *key.as_bytes();
+        next[FLAT_KEY_BYTES - 1] ^= control | 1;
+        let next = FlatKey::from_bytes(next);
+        if records.binary_search_by(|(k, _)| k.cmp(&next)).is_err() && accepted(&next)?.is_some() {
+            return Err("flat leaf lookup found a key the leaf does not hold".into());
+        }
+    }
+    Ok(())
+}
+
+/// Flat directory node: `[control][node bytes]`, decoded at level
+/// `control >> 1` (bit 0 recomputes the checksum). An accepted node holds
+/// 1..=56 children, first keys strictly ascending, and re-encodes to its
+/// bytes.
+pub fn flat_node(data: &[u8]) -> Result<(), Finding> {
+    let (control, rest) = split_control(data);
+    let level = control >> 1;
+    let mut bytes = rest.to_vec();
+    if control & 1 != 0 {
+        fix_whole_crc(&mut bytes);
+    }
+    let Ok(children) = node::decode(&bytes, level, "fuzz") else {
+        return Ok(());
+    };
+    if !(1..=node::NODE_FANOUT_MAX).contains(&children.len())
+        || children.windows(2).any(|w| w[0].key >= w[1].key)
+    {
+        return Err("an accepted flat node breaks its invariants".into());
+    }
+    if node::encode(level, &children) != bytes {
+        return Err("a decoded flat node re-encodes differently".into());
     }
     Ok(())
 }

@@ -18,7 +18,8 @@
 //!
 //! * [`decoders`]: buckets, trie pages, meta slots and the choice between
 //!   them, WAL records, WAL header marks and WAL replay, revert segments,
-//!   and whole database images opened and verified.
+//!   flat index leaves and directory nodes, and whole database images
+//!   opened and verified.
 //! * [`model`]: the operation-sequence target.
 //! * [`seeds`]: valid inputs for every target, taken from a real database.
 

@@ -1,13 +1,16 @@
 //! Seed inputs for every target: the structures of a small real database
 //! (built on the simulated disk with layers, a revert, checkpoints and WAL
 //! records after the last one), each wrapped with the control bytes its
-//! target expects, and pseudo-random programs for the model target.
+//! target expects, and pseudo-random programs for the model target. The
+//! flat index's leaves and directory nodes come from a second small
+//! database that keeps one.
 
 use std::sync::Arc;
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use ubt_spec::hash::sha256;
 
+use crate::flat::node;
 use crate::format::Extent;
 use crate::io::sim::SimDir;
 use crate::io::StoreDir;
@@ -38,6 +41,10 @@ pub struct Seeds {
     pub revert_segment: Vec<Vec<u8>>,
     /// [`super::decoders::store_open`].
     pub store_open: Vec<Vec<u8>>,
+    /// [`super::decoders::flat_leaf`].
+    pub flat_leaf: Vec<Vec<u8>>,
+    /// [`super::decoders::flat_node`].
+    pub flat_node: Vec<Vec<u8>>,
     /// [`super::model::model`].
     pub model: Vec<Vec<u8>>,
 }
@@ -101,6 +108,9 @@ pub fn seeds() -> Seeds {
     let mut seeds = Seeds::default();
     if let Some((meta, data, wal_bytes)) = database() {
         structure_seeds(&mut seeds, &meta, &data, &wal_bytes);
+    }
+    if let Some((meta, data)) = flat_database() {
+        flat_seeds(&mut seeds, &meta, &data);
     }
     // Programs for the model target: pseudo-random bytes.
     let mut state = 0x5eed_u64;
@@ -243,4 +253,77 @@ fn structure_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8], wal_bytes: &[u8]
     }
     image.extend_from_slice(wal_bytes);
     seeds.store_open.push(image);
+}
+
+/// Builds a small database with a flat index (10,000 values of three
+/// accounts, in four blocks each checkpointed: about 140 leaves under two
+/// levels of directory nodes); returns its meta and data files.
+fn flat_database() -> Option<(Vec<u8>, Vec<u8>)> {
+    let sim = SimDir::new();
+    let dir: Arc<dyn StoreDir> = Arc::new(sim.clone());
+    let options = Options {
+        group_depth: Some(2),
+        memory_budget_bytes: 4 << 20,
+        flat_index: true,
+        ..Options::default()
+    };
+    let mut store = Store::open(dir, options).ok()?;
+    for b in 0..4u64 {
+        let writes: Vec<(Address, B256, B256)> = (0..2500u64)
+            .map(|i| {
+                let n = b * 2500 + i;
+                #[allow(clippy::cast_possible_truncation)] // n % 3 < 3
+                let owner = Address::repeat_byte(0x10 + (n % 3) as u8);
+                let mut value = [0u8; 32];
+                // Small values (a few bytes stored) and whole hashes.
+                if n.is_multiple_of(5) {
+                    value = sha256(&n.to_be_bytes());
+                } else {
+                    value[24..].copy_from_slice(&(n + 1).to_be_bytes());
+                }
+                (
+                    owner,
+                    B256::from(sha256(&n.to_le_bytes())),
+                    B256::from(value),
+                )
+            })
+            .collect();
+        store.apply_owned(&writes).ok()?;
+        store.commit().ok()?;
+        store.checkpoint().ok()?;
+    }
+    drop(store);
+    Some((sim.file_bytes(META_FILE)?, sim.file_bytes(DATA_FILE)?))
+}
+
+/// The flat index's leaves and nodes, walked from the newest checkpoint's
+/// directory root (each node's control byte names its level).
+fn flat_seeds(seeds: &mut Seeds, meta: &[u8], data: &[u8]) {
+    let newest = (0..META_SLOTS)
+        .filter_map(|slot| {
+            let bytes = meta.get(slot * META_SLOT_BYTES..(slot + 1) * META_SLOT_BYTES)?;
+            Meta::decode(bytes, slot).ok()
+        })
+        .max_by_key(|m| m.generation);
+    let Some(root) = newest.and_then(|m| m.flat).and_then(|f| f.root) else {
+        return;
+    };
+    let mut queue = vec![(root.height, root.extent)];
+    while let Some((level, at)) = queue.pop() {
+        let Some(bytes) = bytes_of(data, &at) else {
+            continue;
+        };
+        if level == 0 {
+            let mut input = vec![0u8];
+            input.extend_from_slice(bytes);
+            seeds.flat_leaf.push(input);
+            continue;
+        }
+        let mut input = vec![level << 1];
+        input.extend_from_slice(bytes);
+        seeds.flat_node.push(input);
+        if let Ok(children) = node::decode(bytes, level, "seed") {
+            queue.extend(children.iter().map(|c| (level - 1, c.extent)));
+        }
+    }
 }

@@ -69,6 +69,33 @@ impl TipRecords<'_> {
     }
 }
 
+/// Reads a batch of leaves; when the batch finds a damaged one, reads
+/// them one by one and lists each damaged leaf as a problem (`None` in
+/// its place). Only I/O errors are errors.
+fn read_each(
+    reader: &dyn FlatIo,
+    extents: &[crate::format::Extent],
+    report: &mut VerifyReport,
+) -> Result<Vec<Option<std::sync::Arc<[u8]>>>> {
+    match reader.read(extents) {
+        Ok(blobs) => return Ok(blobs.into_iter().map(Some).collect()),
+        Err(error) if error.is_corruption() => {}
+        Err(error) => return Err(error),
+    }
+    let mut out = Vec::with_capacity(extents.len());
+    for extent in extents {
+        match reader.read(std::slice::from_ref(extent)) {
+            Ok(mut blob) => out.push(blob.pop()),
+            Err(error) if error.is_corruption() => {
+                report.problems.push(error.to_string());
+                out.push(None);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(out)
+}
+
 impl Store {
     /// The flat index's checks (see the module documentation); `tree` is
     /// the digest of the tree's entries at the tip.
@@ -86,10 +113,13 @@ impl Store {
         let mut previous: Option<FlatKey> = None;
         for (batch, fences) in leaves.chunks(LEAVES_PER_BATCH).enumerate() {
             let extents: Vec<_> = fences.iter().map(|f| f.extent).collect();
-            let blobs = reader.read(&extents)?;
+            let blobs = read_each(&reader, &extents, report)?;
             for (index, (fence, bytes)) in fences.iter().zip(&blobs).enumerate() {
-                report.bytes_read += bytes.len() as u64;
                 report.flat_leaves += 1;
+                let Some(bytes) = bytes else {
+                    continue;
+                };
+                report.bytes_read += bytes.len() as u64;
                 let location = block_location(&fence.extent);
                 let records = match leaf::decode(bytes, &location) {
                     Ok(records) => records,
