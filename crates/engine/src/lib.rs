@@ -230,7 +230,10 @@ impl Db {
     /// belongs to (`(owner, key, value)`, the key derived from the owner's
     /// address), like [`Db::apply`]; the owners file the values in the
     /// flat index when the database keeps one. For clients that derive
-    /// tree keys themselves; [`Db::apply_accounts`] derives them.
+    /// tree keys themselves; [`Db::apply_accounts`] derives them. On a
+    /// database with a flat index the layer also keeps each key's owner
+    /// (about 60 bytes per write more than [`Db::apply`]'s) until it
+    /// leaves the revert window.
     pub fn apply_owned(&mut self, writes: &[(Address, B256, B256)]) -> Result<Root> {
         self.shared.write().apply_owned(writes).map(Root::from)
     }

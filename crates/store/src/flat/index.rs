@@ -142,9 +142,7 @@ impl FlatIndex {
             if io.cached(&leaves[position].extent) {
                 continue;
             }
-            let owner = keys[indices[0]].owner();
-            let window = self.readahead.window(&owner);
-            positions.extend(readahead::run(leaves, position, &owner, window));
+            positions.extend(self.readahead_run(position, &keys[indices[0]].owner()));
         }
         let positions: Vec<usize> = positions.into_iter().collect();
         let extents: Vec<Extent> = positions.iter().map(|&p| leaves[p].extent).collect();
@@ -156,6 +154,20 @@ impl FlatIndex {
             }
         }
         Ok(out)
+    }
+
+    /// A miss of `owner`'s leaf at `position`: counts it, and returns the
+    /// leaves to read with it ([`super::readahead`]).
+    pub fn readahead_run(
+        &self,
+        position: usize,
+        owner: &alloy_primitives::Address,
+    ) -> std::ops::Range<usize> {
+        let leaves = self.directory.leaves();
+        // A leaf fenced by the account before holds its first records too.
+        let own = readahead::owner_leaves(leaves, owner).len() + 1;
+        let window = self.readahead.window(owner, own);
+        readahead::run(leaves, position, owner, window)
     }
 
     /// Writes `changes` (the values to store: the persisted state's, which

@@ -77,23 +77,38 @@ impl Prefetcher {
                     while let Ok(more) = receiver.try_recv() {
                         batch.extend(more);
                     }
-                    let requests: Vec<ReadRequest> = batch
+                    batch.sort_unstable_by_key(|(_, at)| at.offset);
+                    let runs = runs_of(&batch);
+                    let requests: Vec<ReadRequest> = runs
                         .iter()
-                        .map(|(_, at)| ReadRequest {
-                            offset: at.offset,
-                            len: at.byte_len(),
+                        .map(|run| {
+                            let first = batch[run.start].1;
+                            let last = batch[run.end - 1].1;
+                            ReadRequest {
+                                offset: first.offset,
+                                len: usize::try_from(last.end() - first.offset)
+                                    .unwrap_or(usize::MAX),
+                            }
                         })
                         .collect();
                     data.read_batch_each(&requests, &mut |index, result| {
-                        let (bucket, at) = batch[index];
-                        if let Ok(bytes) = result {
+                        if let Ok(bytes) = &result {
                             Counters::add(&counters.bucket_reads, 1);
                             Counters::add(&counters.bucket_read_bytes, bytes.len() as u64);
-                            cache.insert(bucket, at, Arc::from(bytes));
                         }
-                        // A failed read is simply not cached: apply reads it
-                        // again and reports the error itself.
-                        worker_inflight.lock().remove(&bucket);
+                        let start = requests[index].offset;
+                        for &(key, at) in &batch[runs[index].clone()] {
+                            if let Ok(bytes) = &result {
+                                let from = usize::try_from(at.offset - start).unwrap_or(usize::MAX);
+                                let piece = bytes.get(from..from.saturating_add(at.byte_len()));
+                                if let Some(piece) = piece.filter(|p| cacheable(key, &at, p)) {
+                                    cache.insert(key, at, Arc::from(piece));
+                                }
+                            }
+                            // A failed or damaged read is simply not cached:
+                            // the reader reads it again and reports the error.
+                            worker_inflight.lock().remove(&key);
+                        }
                         worker_inflight.arrived.notify_all();
                     });
                 }
@@ -123,6 +138,44 @@ impl Prefetcher {
             self.inflight.arrived.notify_all();
         }
     }
+}
+
+/// Whether prefetched bytes may go to the cache: a flat leaf only with the
+/// checksum its extent gives (readers trust cached leaves; buckets are
+/// checked when decoded).
+fn cacheable(key: CacheKey, at: &Extent, bytes: &[u8]) -> bool {
+    match key {
+        CacheKey::Bucket(_) => true,
+        CacheKey::FlatLeaf(_) => {
+            bytes.len() >= 4
+                && crate::format::checksum(&bytes[4..]) == at.crc
+                && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == at.crc
+        }
+    }
+}
+
+/// A batch sorted by offset cut into runs read as one request each: flat
+/// leaves that lie block after block (at most
+/// [`READAHEAD_LEAVES_MAX`](crate::flat::readahead::READAHEAD_LEAVES_MAX)
+/// per run); every bucket on its own.
+fn runs_of(batch: &[(CacheKey, Extent)]) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (index, (key, at)) in batch.iter().enumerate() {
+        let joins = runs.last().is_some_and(|run| {
+            let (last_key, last) = batch[run.end - 1];
+            matches!(
+                (key, last_key),
+                (CacheKey::FlatLeaf(_), CacheKey::FlatLeaf(_))
+            ) && run.len() < crate::flat::readahead::READAHEAD_LEAVES_MAX
+                && last.byte_len() <= crate::format::BLOCK_BYTES
+                && last.offset + crate::format::BLOCK_BYTES as u64 == at.offset
+        });
+        match runs.last_mut() {
+            Some(run) if joins => run.end = index + 1,
+            _ => runs.push(index..index + 1),
+        }
+    }
+    runs
 }
 
 impl Store {
@@ -166,6 +219,7 @@ impl Store {
         };
         let leaves = flat.directory().leaves();
         let mut batch: Batch = Vec::new();
+        let mut queued = std::collections::HashSet::new();
         let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
             let flat_key = FlatKey::new(owner, key);
@@ -177,13 +231,23 @@ impl Store {
             };
             let at = leaves[position].extent;
             let cache_key = CacheKey::FlatLeaf(at.offset);
-            if batch.iter().any(|(k, _)| *k == cache_key)
+            if queued.contains(&position)
                 || inflight.contains_key(&cache_key)
                 || self.tree.cache.contains(cache_key, &at)
             {
                 continue;
             }
-            batch.push((cache_key, at));
+            // The leaf with its readahead run, as a read would fetch it.
+            for neighbour in flat.readahead_run(position, owner) {
+                let at = leaves[neighbour].extent;
+                let key = CacheKey::FlatLeaf(at.offset);
+                if queued.insert(neighbour)
+                    && !inflight.contains_key(&key)
+                    && !self.tree.cache.contains(key, &at)
+                {
+                    batch.push((key, at));
+                }
+            }
         }
         drop(inflight);
         let started = batch.len();
