@@ -147,7 +147,10 @@ fn a_few_reads_of_a_large_account_read_about_a_leaf_each() {
     }
     let read_bytes = store.io_counters().bytes_read - before.bytes_read;
     // 20 misses over ~540 leaves earn no readahead: one leaf each.
-    assert!(read_bytes <= reads * 4096, "{read_bytes} bytes for {reads} reads");
+    assert!(
+        read_bytes <= reads * 4096,
+        "{read_bytes} bytes for {reads} reads"
+    );
 }
 
 #[test]
