@@ -45,7 +45,6 @@ mod bucket;
 #[cfg(feature = "testing")]
 pub mod flat;
 #[cfg(not(feature = "testing"))]
-#[allow(dead_code)] // some helpers serve only tests and fuzz bodies
 mod flat;
 #[cfg(feature = "testing")]
 pub mod format;

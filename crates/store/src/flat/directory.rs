@@ -96,6 +96,7 @@ impl Directory {
     }
 
     /// Levels of nodes.
+    #[cfg(any(test, feature = "testing"))]
     pub fn height(&self) -> usize {
         self.nodes.len()
     }

@@ -110,19 +110,6 @@ impl FlatIndex {
         std::mem::take(&mut self.changes)
     }
 
-    /// The value of `key` at the tip.
-    pub fn get(&self, key: &FlatKey, io: &dyn FlatIo) -> Result<Option<B256>> {
-        if let Some(change) = self.changes.get(key) {
-            return Ok(*change);
-        }
-        let Some(position) = self.directory.leaf_for(key) else {
-            return Ok(None);
-        };
-        let extent = self.directory.leaves()[position].extent;
-        let blobs = io.read(&[extent])?;
-        leaf::lookup(&blobs[0], key, &location(&extent))
-    }
-
     /// The values of `keys` at the tip; every leaf needed is read in one
     /// batch, once, with the account's adjacent leaves its readahead
     /// window gives ([`super::readahead`]).

@@ -283,7 +283,7 @@ fn index_matches_a_sorted_map_through_checkpoints_and_reloads() {
             let got = index.get_many(&probes, &io).unwrap();
             for (key, value) in probes.iter().zip(got) {
                 assert_eq!(value, tip.get(key).copied(), "seed {seed} round {round}");
-                assert_eq!(index.get(key, &io).unwrap(), value);
+                assert_eq!(index.get_many(std::slice::from_ref(key), &io).unwrap(), vec![value]);
             }
             if rng.next_u64().is_multiple_of(3) {
                 let changes = index.changes().clone();
@@ -324,7 +324,10 @@ fn a_small_change_rewrites_one_leaf_and_its_path() {
     io.release(&written.released);
     index.settled(BTreeMap::new());
     let reads = io.reads.get();
-    assert_eq!(index.get(key, &io).unwrap(), Some(B256::repeat_byte(1)));
+    assert_eq!(
+        index.get_many(std::slice::from_ref(key), &io).unwrap(),
+        vec![Some(B256::repeat_byte(1))]
+    );
     assert_eq!(io.reads.get() - reads, 1, "a read is one leaf");
 }
 
