@@ -1016,6 +1016,17 @@ fn flat_open_and_check(fx: &FlatFixture) -> Result<FlatOutcome, String> {
         if tree_failures > 0 {
             return Err(format!("{tree_failures} tree reads failed"));
         }
+        // The prefetcher reads the leaves first (adjacent ones as one
+        // request): it must not cache a damaged leaf for the reads to trust.
+        for owner in (0..3u8).map(|i| alloy_primitives::Address::repeat_byte(1 + i)) {
+            let keys: Vec<B256> = fx
+                .probes
+                .iter()
+                .filter(|k| owner_of(k) == owner)
+                .copied()
+                .collect();
+            store.prefetch_owned(&owner, &keys);
+        }
         let corrupted_reads = check_owned_reads(&store, &fx.state.tree, &fx.probes)?;
         let (verify_problems, verify_error) = match store.verify() {
             Ok(report) => (report.problems.len(), None),

@@ -25,8 +25,8 @@ use alloy_primitives::Address;
 use super::directory::Fence;
 use crate::format::BLOCK_BYTES;
 
-/// The most leaves one readahead reads (64 KiB).
-pub const READAHEAD_LEAVES_MAX: usize = 16;
+/// The most leaves one readahead reads (64 KiB: one request).
+pub const READAHEAD_LEAVES_MAX: usize = crate::io::coalesce::RUN_BLOCKS_MAX;
 /// Every account's miss count halves after this many misses of the index.
 pub const DECAY_MISSES: u64 = 8192;
 /// Misses per leaf that earn a window of one more leaf, times 64.

@@ -283,7 +283,10 @@ fn index_matches_a_sorted_map_through_checkpoints_and_reloads() {
             let got = index.get_many(&probes, &io).unwrap();
             for (key, value) in probes.iter().zip(got) {
                 assert_eq!(value, tip.get(key).copied(), "seed {seed} round {round}");
-                assert_eq!(index.get_many(std::slice::from_ref(key), &io).unwrap(), vec![value]);
+                assert_eq!(
+                    index.get_many(std::slice::from_ref(key), &io).unwrap(),
+                    vec![value]
+                );
             }
             if rng.next_u64().is_multiple_of(3) {
                 let changes = index.changes().clone();

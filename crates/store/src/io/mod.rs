@@ -34,6 +34,7 @@
 //! path. Read-only files refuse every write, `set_len` and sync, so a
 //! read-only open cannot change a byte and works on read-only media.
 
+pub(crate) mod coalesce;
 pub mod os;
 mod pread_pool;
 #[cfg(feature = "testing")]

@@ -25,8 +25,8 @@ use crate::flat::directory::Directory;
 use crate::flat::index::{FlatIndex, FlatIo};
 use crate::flat::key::FlatKey;
 use crate::flat::leaf;
-use crate::flat::readahead::READAHEAD_LEAVES_MAX;
-use crate::format::{blocks_for, checksum, Extent, BLOCK_BYTES};
+use crate::format::{blocks_for, checksum, Extent};
+use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
 use crate::meta::{FlatMeta, Meta};
 
@@ -62,29 +62,6 @@ impl FlatReader<'_> {
     }
 }
 
-/// Misses grouped into runs of extents that lie block after block on disk
-/// (one read each, at most [`READAHEAD_LEAVES_MAX`] blocks): positions
-/// into the caller's list.
-fn runs_of(extents: &[Extent], misses: &[usize]) -> Vec<Vec<usize>> {
-    let mut sorted = misses.to_vec();
-    sorted.sort_unstable_by_key(|&p| extents[p].offset);
-    let mut runs: Vec<Vec<usize>> = Vec::new();
-    for position in sorted {
-        let at = &extents[position];
-        let joins = runs.last().is_some_and(|run| {
-            let last = &extents[run[run.len() - 1]];
-            run.len() < READAHEAD_LEAVES_MAX
-                && last.len as usize <= BLOCK_BYTES
-                && last.offset + BLOCK_BYTES as u64 == at.offset
-        });
-        match runs.last_mut() {
-            Some(run) if joins => run.push(position),
-            _ => runs.push(vec![position]),
-        }
-    }
-    runs
-}
-
 impl FlatIo for FlatReader<'_> {
     fn read(&self, extents: &[Extent]) -> Result<Vec<Arc<[u8]>>> {
         if let Some(inflight) = self.inflight {
@@ -97,18 +74,14 @@ impl FlatIo for FlatReader<'_> {
         let mut out: Vec<Option<Arc<[u8]>>> = extents.iter().map(|at| self.hit(at)).collect();
         let hits = out.iter().filter(|b| b.is_some()).count();
         Counters::add(&self.counters.cache_hits, hits as u64);
-        let misses: Vec<usize> = (0..extents.len()).filter(|&p| out[p].is_none()).collect();
-        let runs = runs_of(extents, &misses);
+        // The misses in offset order, adjacent ones read as one request.
+        let mut misses: Vec<usize> = (0..extents.len()).filter(|&p| out[p].is_none()).collect();
+        misses.sort_unstable_by_key(|&p| extents[p].offset);
+        let ordered: Vec<Extent> = misses.iter().map(|&p| extents[p]).collect();
+        let runs = coalesce::adjacent_runs(&ordered);
         let requests: Vec<ReadRequest> = runs
             .iter()
-            .map(|run| {
-                let first = &extents[run[0]];
-                let last = &extents[run[run.len() - 1]];
-                ReadRequest {
-                    offset: first.offset,
-                    len: usize::try_from(last.end() - first.offset).unwrap_or(usize::MAX),
-                }
-            })
+            .map(|run| coalesce::run_request(&ordered[run.clone()]))
             .collect();
         let mut first_error: Option<StoreError> = None;
         let mut read_bytes = 0u64;
@@ -117,12 +90,9 @@ impl FlatIo for FlatReader<'_> {
                 Ok(bytes) => {
                     read_bytes += bytes.len() as u64;
                     let start = requests[index].offset;
-                    for &position in &runs[index] {
-                        let at = extents[position];
-                        let from = usize::try_from(at.offset - start).unwrap_or(usize::MAX);
-                        let piece = bytes
-                            .get(from..from.saturating_add(at.byte_len()))
-                            .unwrap_or(&[]);
+                    for slot in runs[index].clone() {
+                        let (position, at) = (misses[slot], ordered[slot]);
+                        let piece = coalesce::piece(&bytes, start, &at).unwrap_or(&[]);
                         match Self::checked(&at, piece) {
                             Ok(piece) => {
                                 if self.cached {

@@ -16,6 +16,7 @@ use super::{Counters, Store};
 use crate::cache::{BucketCache, CacheKey};
 use crate::flat::key::FlatKey;
 use crate::format::Extent;
+use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
 
 /// Buckets and flat leaves being read by the worker.
@@ -77,19 +78,14 @@ impl Prefetcher {
                     while let Ok(more) = receiver.try_recv() {
                         batch.extend(more);
                     }
+                    // Adjacent blocks (a leaf's readahead run) go out as
+                    // one request.
                     batch.sort_unstable_by_key(|(_, at)| at.offset);
-                    let runs = runs_of(&batch);
+                    let extents: Vec<Extent> = batch.iter().map(|(_, at)| *at).collect();
+                    let runs = coalesce::adjacent_runs(&extents);
                     let requests: Vec<ReadRequest> = runs
                         .iter()
-                        .map(|run| {
-                            let first = batch[run.start].1;
-                            let last = batch[run.end - 1].1;
-                            ReadRequest {
-                                offset: first.offset,
-                                len: usize::try_from(last.end() - first.offset)
-                                    .unwrap_or(usize::MAX),
-                            }
-                        })
+                        .map(|run| coalesce::run_request(&extents[run.clone()]))
                         .collect();
                     data.read_batch_each(&requests, &mut |index, result| {
                         if let Ok(bytes) = &result {
@@ -99,8 +95,7 @@ impl Prefetcher {
                         let start = requests[index].offset;
                         for &(key, at) in &batch[runs[index].clone()] {
                             if let Ok(bytes) = &result {
-                                let from = usize::try_from(at.offset - start).unwrap_or(usize::MAX);
-                                let piece = bytes.get(from..from.saturating_add(at.byte_len()));
+                                let piece = coalesce::piece(bytes, start, &at);
                                 if let Some(piece) = piece.filter(|p| cacheable(key, &at, p)) {
                                     cache.insert(key, at, Arc::from(piece));
                                 }
@@ -152,30 +147,6 @@ fn cacheable(key: CacheKey, at: &Extent, bytes: &[u8]) -> bool {
                 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == at.crc
         }
     }
-}
-
-/// A batch sorted by offset cut into runs read as one request each: flat
-/// leaves that lie block after block (at most
-/// [`READAHEAD_LEAVES_MAX`](crate::flat::readahead::READAHEAD_LEAVES_MAX)
-/// per run); every bucket on its own.
-fn runs_of(batch: &[(CacheKey, Extent)]) -> Vec<std::ops::Range<usize>> {
-    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-    for (index, (key, at)) in batch.iter().enumerate() {
-        let joins = runs.last().is_some_and(|run| {
-            let (last_key, last) = batch[run.end - 1];
-            matches!(
-                (key, last_key),
-                (CacheKey::FlatLeaf(_), CacheKey::FlatLeaf(_))
-            ) && run.len() < crate::flat::readahead::READAHEAD_LEAVES_MAX
-                && last.byte_len() <= crate::format::BLOCK_BYTES
-                && last.offset + crate::format::BLOCK_BYTES as u64 == at.offset
-        });
-        match runs.last_mut() {
-            Some(run) if joins => run.end = index + 1,
-            _ => runs.push(index..index + 1),
-        }
-    }
-    runs
 }
 
 impl Store {
