@@ -389,17 +389,7 @@ fn open_and_check(fx: &Fixture, allowed: &[&State], thorough: bool) -> Result<Ou
             corrupted_reads,
         })
     };
-    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
-        Ok(result) => result,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(format!("panicked: {message}"))
-        }
-    }
+    caught(run)
 }
 
 /// Tally of one kind.
@@ -1039,17 +1029,7 @@ fn flat_open_and_check(fx: &FlatFixture) -> Result<FlatOutcome, String> {
             corrupted_reads,
         })
     };
-    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
-        Ok(result) => result,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Err(format!("panicked: {message}"))
-        }
-    }
+    caught(run)
 }
 
 /// Flips one bit of a flat leaf (`leaf`) or directory node in the working
@@ -1169,5 +1149,20 @@ fn bit_flips_in_the_flat_index_are_detected() {
             fx.work.file_bytes(name) == fx.sim.file_bytes(name),
             "{name}: the working copy was not restored"
         );
+    }
+}
+
+/// Runs `run`, turning a panic into an error naming it.
+fn caught<T>(run: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(format!("panicked: {message}"))
+        }
     }
 }

@@ -221,6 +221,25 @@ struct Tally {
     failures: Vec<String>,
 }
 
+impl Tally {
+    /// One line of what was checked and found, `started` ago.
+    fn summary(&self, started: Instant) -> String {
+        format!(
+            "{} crash points, {} crash images ({} distinct, {} of them reverted a block after \
+             recovery), recovered at the last acknowledged commit {}, at the one in flight {}, \
+             {} failed; {:.1} s",
+            self.points,
+            self.images,
+            self.distinct,
+            self.reverted,
+            self.at_acked,
+            self.at_in_flight,
+            self.failed,
+            started.elapsed().as_secs_f64()
+        )
+    }
+}
+
 /// Crashes `script` at every operation, `random_rounds` rounds of random
 /// images per point.
 fn enumerate(script: &Script, seed: u64, random_rounds: u64) -> Tally {
@@ -367,19 +386,7 @@ fn power_loss_at_every_operation() {
     let clean = clean_run(&script);
     println!("workload: {}", describe_workload(&script, &clean));
     let tally = enumerate(&script, seed, RANDOM_ROUNDS);
-    println!(
-        "{} crash points, {} crash images ({} distinct, {} of them reverted a block after \
-         recovery), recovered at the last acknowledged commit {}, at the one in flight {}, {} \
-         failed; {:.1} s",
-        tally.points,
-        tally.images,
-        tally.distinct,
-        tally.reverted,
-        tally.at_acked,
-        tally.at_in_flight,
-        tally.failed,
-        started.elapsed().as_secs_f64()
-    );
+    println!("{}", tally.summary(started));
     println!(
         "inside bulk applies: {} crash points, {} crash images, {} recovered after the whole block",
         tally.bulk_points, tally.bulk_images, tally.bulk_after
@@ -427,17 +434,7 @@ fn power_loss_at_every_operation_with_a_flat_index() {
         describe_workload(&script, &clean)
     );
     let tally = enumerate(&script, seed, RANDOM_ROUNDS);
-    println!(
-        "{} crash points, {} crash images ({} distinct, {} reverted a block after recovery),          at the last acknowledged commit {}, at the one in flight {}, {} failed; {:.1} s",
-        tally.points,
-        tally.images,
-        tally.distinct,
-        tally.reverted,
-        tally.at_acked,
-        tally.at_in_flight,
-        tally.failed,
-        started.elapsed().as_secs_f64()
-    );
+    println!("{}", tally.summary(started));
     assert_eq!(tally.points, clean.op_count());
     assert!(
         tally.failures.is_empty(),

@@ -117,7 +117,13 @@ impl Prefetcher {
         }
     }
 
-    fn send(&self, batch: Batch) {
+    /// Hands `batch` to the worker (nothing when empty); returns how many
+    /// reads it holds.
+    fn send(&self, batch: Batch) -> usize {
+        let started = batch.len();
+        if started == 0 {
+            return 0;
+        }
         {
             let mut inflight = self.inflight.lock();
             for (bucket, at) in &batch {
@@ -131,7 +137,9 @@ impl Prefetcher {
                 inflight.remove(bucket);
             }
             self.inflight.arrived.notify_all();
+            return 0;
         }
+        started
     }
 }
 
@@ -172,11 +180,7 @@ impl Store {
             batch.push((key, at));
         }
         drop(inflight);
-        let started = batch.len();
-        if started > 0 {
-            self.tree.prefetcher.send(batch);
-        }
-        started
+        self.tree.prefetcher.send(batch)
     }
 
     /// Hints that the values at tree keys `keys` of the account at `owner`
@@ -221,10 +225,6 @@ impl Store {
             }
         }
         drop(inflight);
-        let started = batch.len();
-        if started > 0 {
-            self.tree.prefetcher.send(batch);
-        }
-        started
+        self.tree.prefetcher.send(batch)
     }
 }
