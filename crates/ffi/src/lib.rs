@@ -1,0 +1,3 @@
+//! # ubt-ffi
+//!
+//! The ubt engine through a C ABI.

@@ -1,0 +1,3 @@
+//! # ubt-revm
+//!
+//! revm's database traits over a ubt database.
