@@ -59,7 +59,10 @@ pub struct Options {
     /// (every write must then name its account; ARCHITECTURE.md, "Read
     /// locality"). Ignored when opening an existing database, which keeps
     /// one if it was created with one or had one built
-    /// ([`crate::Store::build_flat_index`]).
+    /// ([`crate::Store::build_flat_index`]). A bulk build
+    /// ([`crate::Store::build`]) makes a database without one, whatever
+    /// this says: its entries name no accounts; `build_flat_index` adds
+    /// the index after it.
     pub flat_index: bool,
 }
 

@@ -175,6 +175,31 @@ fn writes_without_owners_are_refused_and_the_index_is_built_once() {
     assert!(store.apply(&[]).is_ok());
 }
 
+/// A build asked for a flat index ends without one until
+/// `build_flat_index` adds it: a process killed between the two leaves a
+/// database whose reads are right (from the tree), not an empty index over
+/// a full tree that answers "absent" for every account.
+#[test]
+fn a_build_that_stops_before_its_index_leaves_a_database_without_one() {
+    let token = Address::repeat_byte(0x77);
+    let (entries, records) = state(token, 300, 20);
+    let (_, dir) = sim_dir();
+    let options = Options {
+        flat_index: true,
+        ..options(4, 64 << 20)
+    };
+    let (store, _) = Store::build(Arc::clone(&dir), options, entries.iter().copied()).unwrap();
+    assert!(!store.has_flat_index());
+    drop(store);
+    let store = Store::open(dir, Options::default()).unwrap();
+    assert!(!store.has_flat_index());
+    let pairs: Vec<(Address, B256)> = records.iter().map(|(o, k, _)| (*o, *k)).collect();
+    let got = store.get_owned(&pairs).unwrap();
+    let want: Vec<Option<B256>> = records.iter().map(|r| Some(r.2)).collect();
+    assert_eq!(got, want);
+    assert!(store.verify().unwrap().is_ok());
+}
+
 #[test]
 fn an_unsorted_flat_build_is_refused() {
     let token = Address::repeat_byte(0x77);

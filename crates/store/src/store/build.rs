@@ -279,7 +279,9 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
 impl Store {
     /// Builds a fresh database in `dir` from `entries` sorted by key
     /// (equal keys allowed; the last one wins) and returns it open. The
-    /// directory must not hold a database with data in it.
+    /// directory must not hold a database with data in it. The database
+    /// has no flat index, whatever `options.flat_index` says (the entries
+    /// name no accounts): [`Store::build_flat_index`] adds it.
     pub fn build(
         dir: Arc<dyn StoreDir>,
         options: Options,
@@ -319,6 +321,17 @@ impl Store {
         entries: impl IntoIterator<Item = (B256, B256)>,
     ) -> Result<BuildReport> {
         let store = self;
+        // The entries come without owners, so the database is built
+        // without a flat index (one made empty at creation is dropped):
+        // `build_flat_index` adds it. A process stopped in between leaves
+        // a database read from the tree, never an empty index over a full
+        // tree.
+        debug_assert!(store
+            .tree
+            .flat
+            .as_ref()
+            .is_none_or(|f| f.stored_records() == 0 && f.changes().is_empty()));
+        store.tree.flat = None;
         let data = Arc::clone(&store.tree.data);
         let group_depth = store.tree.trie.group_depth();
         let (sender, receiver) = std::sync::mpsc::sync_channel(BATCHES_IN_FLIGHT);
