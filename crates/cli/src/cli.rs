@@ -668,9 +668,9 @@ pub struct ImportCommonArgs {
     /// Database directory to create (absent, empty, or an empty database).
     #[arg(long, value_name = "DIR", value_parser = non_empty())]
     pub db: String,
-    /// Memory for sorting tree entries (72 bytes each), e.g. 1GiB, 512MiB,
-    /// or plain bytes; beyond it, sorted runs are spilled to temporary
-    /// files and merged.
+    /// Memory for sorting tree entries (72 bytes each, plus 84 for the flat
+    /// index's copy), e.g. 1GiB, 512MiB, or plain bytes; beyond it, sorted
+    /// runs are spilled to temporary files and merged.
     #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = crate::commands::import::parse_size)]
     pub memory: usize,
     /// Directory for the temporary files (default: the database
@@ -680,6 +680,20 @@ pub struct ImportCommonArgs {
     /// Group depth (1..=8) of the upper-trie pages.
     #[arg(long, value_name = "G", value_parser = clap::value_parser!(u8).range(1..=8))]
     pub group_depth: Option<u8>,
+    /// Build the flat index of account values (account-level reads read an
+    /// account's values together; about 75 more bytes per entry on disk,
+    /// and a second sort by account within `--memory`).
+    #[arg(long, value_enum, default_value_t = Switch::On)]
+    pub flat_index: Switch,
+}
+
+/// On or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Switch {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 /// Arguments of `ubt import genesis`.

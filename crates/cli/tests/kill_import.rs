@@ -7,14 +7,17 @@
 //! the expected root and when each phase starts; then the import is
 //! started again and again and killed: at once, just after it would have
 //! ended, and in turn in the parse, spill, merge and build phases (once
-//! the phase is seen to start, at positions spread over its length). Where
-//! each kill landed is printed, not asserted.
+//! the phase is seen to start, at positions spread over its length; the
+//! build phase includes the flat index's). Where each kill landed is
+//! printed, not asserted.
 //!
 //! After each kill the database directory holds, as the import's rules
 //! say (crate documentation of `ubt-import`, "An import makes a new
-//! database"): nothing (no directory, or no database in it), an empty
-//! database (nothing committed), or the complete import at the expected
-//! root; `ubt root`, `ubt stats` and `ubt verify` agree, and nothing else
+//! database" and "The flat index of account values is built too"):
+//! nothing (no directory, or no database in it), an empty database
+//! (nothing committed), the complete import at the expected root with its
+//! flat index (one record per entry), or the complete tree without the
+//! index (killed while the index was built); `ubt root`, `ubt stats` and `ubt verify` agree, and nothing else
 //! is in the directory. The temporary directory a killed import leaves is
 //! `.ubt-import-<pid>-<n>` in the database directory's parent (the
 //! default of `--tmp-dir`); nothing else is left there. Then the same
@@ -149,6 +152,9 @@ enum Left {
     Empty,
     /// The complete import.
     Complete,
+    /// The complete tree without its flat index (killed while the index
+    /// was built): reads are served by the tree.
+    CompleteWithoutIndex,
 }
 
 /// The figures of `ubt stats --json` this test reads.
@@ -157,6 +163,8 @@ struct Stats {
     commit_seq: u64,
     leaf_count: u64,
     root: String,
+    flat_index: bool,
+    flat_records: u64,
 }
 
 fn stats(db: &str) -> Result<Stats, String> {
@@ -172,6 +180,8 @@ fn stats(db: &str) -> Result<Stats, String> {
         commit_seq: number("commit_seq"),
         leaf_count: number("leaf_count"),
         root: json["root"].as_str().expect("root").to_string(),
+        flat_index: json["flat_index"].as_bool().expect("flat_index"),
+        flat_records: number("flat_records"),
     })
 }
 
@@ -221,6 +231,13 @@ fn inspect(db: &Path, expected_root: &str, expected_leaves: u64, what: &str) -> 
         "{what}: the database holds something, but not the complete import"
     );
     assert_eq!(stats.leaf_count, expected_leaves, "{what}");
+    if !stats.flat_index {
+        return Left::CompleteWithoutIndex;
+    }
+    assert_eq!(
+        stats.flat_records, expected_leaves,
+        "{what}: the flat index"
+    );
     Left::Complete
 }
 
@@ -333,10 +350,14 @@ fn an_import_killed_at_any_moment_leaves_nothing_an_empty_database_or_all() {
         0,
         "an import that ends removes its temporary directory"
     );
-    let expected_leaves = stats(&text(&reference_parent.join("db")))
-        .expect("stats")
-        .leaf_count;
+    let reference_stats = stats(&text(&reference_parent.join("db"))).expect("stats");
+    let expected_leaves = reference_stats.leaf_count;
     assert_eq!(expected_leaves, entries);
+    assert!(
+        reference_stats.flat_index,
+        "the import builds the flat index"
+    );
+    assert_eq!(reference_stats.flat_records, entries);
     // Temporary files of the read phase: the spill runs and the spooled
     // storage of the long lines; merges number theirs after them.
     let read_files = spill_runs + generated.long_lines;
@@ -379,9 +400,15 @@ fn an_import_killed_at_any_moment_leaves_nothing_an_empty_database_or_all() {
             temporary_left += 1;
         }
         rerun(&db, &dump, left, &expected_root, &what);
+        let after_rerun = if left == Left::CompleteWithoutIndex {
+            // Refused: the database holds data; it stays as it was.
+            Left::CompleteWithoutIndex
+        } else {
+            Left::Complete
+        };
         assert_eq!(
             inspect(&db, &expected_root, expected_leaves, &what),
-            Left::Complete,
+            after_rerun,
             "{what}: after the rerun"
         );
         // The rerun cleaned up after itself: only the killed import's
@@ -541,7 +568,7 @@ fn reference_import(parent: &Path, dump: &str) -> Reference {
 fn rerun(db: &Path, dump: &str, left: Left, expected_root: &str, what: &str) {
     let db_text = text(db);
     let rerun = run_ubt(&import_args(&db_text, dump), None);
-    if left == Left::Complete {
+    if matches!(left, Left::Complete | Left::CompleteWithoutIndex) {
         let error = stderr_of(&rerun);
         assert_eq!(rerun.status.code(), Some(2), "{what}: rerun: {error}");
         assert!(

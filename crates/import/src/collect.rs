@@ -1,7 +1,8 @@
-//! Where the parsers' entries go: into the external sort, with the counts
-//! and the read phase's progress kept on the way.
+//! Where the parsers' entries go: into the external sort (and their flat
+//! records into the flat index's sort), with the counts and the read
+//! phase's progress kept on the way.
 
-use crate::entries::Entry;
+use crate::entries::{Derived, Entry, FlatRecord};
 use crate::error::ImportError;
 use crate::progress::{Phase, Progress, Status};
 use crate::report::Counts;
@@ -21,7 +22,10 @@ pub(crate) trait Origins {
 /// The parsers' output: sorted on the way in, counted, reported.
 pub(crate) struct Collector<'p, 't> {
     /// The sort the entries go into.
-    pub sorter: ExternalSorter<'t>,
+    pub sorter: ExternalSorter<'t, Entry>,
+    /// The sort the flat records go into, when the import builds the flat
+    /// index.
+    pub flat: Option<ExternalSorter<'t, FlatRecord>>,
     /// What was read so far.
     pub counts: Counts,
     progress: &'p dyn Progress,
@@ -30,10 +34,16 @@ pub(crate) struct Collector<'p, 't> {
 }
 
 impl<'p, 't> Collector<'p, 't> {
-    /// Collects into `sorter`, reporting to `progress`.
-    pub fn new(sorter: ExternalSorter<'t>, progress: &'p dyn Progress) -> Collector<'p, 't> {
+    /// Collects into `sorter` (and flat records into `flat`), reporting
+    /// to `progress`.
+    pub fn new(
+        sorter: ExternalSorter<'t, Entry>,
+        flat: Option<ExternalSorter<'t, FlatRecord>>,
+        progress: &'p dyn Progress,
+    ) -> Collector<'p, 't> {
         Collector {
             sorter,
+            flat,
             counts: Counts::default(),
             progress,
             input_bytes: 0,
@@ -41,10 +51,20 @@ impl<'p, 't> Collector<'p, 't> {
         }
     }
 
-    /// Adds derived `entries` and their `counts`.
-    pub fn add(&mut self, entries: &[Entry], counts: &Counts) -> Result<(), SortError> {
-        self.counts.add(counts);
-        self.sorter.push(entries)
+    /// Whether flat records are collected (derive them).
+    pub fn wants_flat(&self) -> bool {
+        self.flat.is_some()
+    }
+
+    /// Adds what a batch derived.
+    pub fn add(&mut self, derived: &Derived) -> Result<(), SortError> {
+        debug_assert!(self.flat.is_none() || derived.flat.len() == derived.entries.len());
+        self.counts.add(&derived.counts);
+        self.sorter.push(&derived.entries)?;
+        match self.flat.as_mut() {
+            Some(flat) => flat.push(&derived.flat),
+            None => Ok(()),
+        }
     }
 
     /// Adds counts without entries (skipped accounts).

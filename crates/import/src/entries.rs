@@ -42,6 +42,33 @@ pub(crate) struct Entry {
 /// Bytes an [`Entry`] takes in memory.
 pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 
+/// A tree write filed under the account it belongs to: what the flat index
+/// of account values is built from, sorted by `(owner, key)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct FlatRecord {
+    /// The account's address.
+    pub owner: [u8; 20],
+    /// The tree key (derived from `owner`).
+    pub key: [u8; 32],
+    /// The 32-byte leaf value.
+    pub value: [u8; 32],
+}
+
+/// Bytes a [`FlatRecord`] takes in memory.
+pub(crate) const FLAT_RECORD_BYTES: usize = std::mem::size_of::<FlatRecord>();
+
+/// What a batch derives.
+#[derive(Debug, Default)]
+pub(crate) struct Derived {
+    /// The tree entries, in no particular order.
+    pub entries: Vec<Entry>,
+    /// The same writes as flat records, in the same order (empty unless
+    /// asked for).
+    pub flat: Vec<FlatRecord>,
+    /// What the batch counts.
+    pub counts: Counts,
+}
+
 /// An account read from the input (its storage comes as [`SlotItem`]s).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct AccountItem {
@@ -118,9 +145,9 @@ impl RawBatch {
     }
 }
 
-/// The tree entries of `batch` (in no particular order) and what they
-/// count.
-pub(crate) fn derive(batch: &RawBatch) -> (Vec<Entry>, Counts) {
+/// The tree entries of `batch` (in no particular order), with their flat
+/// records when `flat`, and what they count.
+pub(crate) fn derive(batch: &RawBatch, flat: bool) -> Derived {
     let mut deriver = Deriver::with_capacity(batch.accounts.len() * 2 + batch.slots.len());
     for account in &batch.accounts {
         let code = batch.code_bytes.get(account.code.clone()).unwrap_or(&[]);
@@ -129,7 +156,7 @@ pub(crate) fn derive(batch: &RawBatch) -> (Vec<Entry>, Counts) {
     for slot in &batch.slots {
         deriver.slot(slot);
     }
-    deriver.finish()
+    deriver.finish(flat)
 }
 
 /// Collects entries whose stems are hashed at the end, all at once.
@@ -218,7 +245,7 @@ impl Deriver {
         self.counts.storage_slots += 1;
     }
 
-    fn finish(mut self) -> (Vec<Entry>, Counts) {
+    fn finish(mut self, flat: bool) -> Derived {
         let mut hashes: Vec<Hash> = vec![[0u8; 32]; self.preimages.len()];
         hash64_many(&self.preimages, &mut hashes);
         for (entry, stem) in self.entries.iter_mut().zip(&self.stem_of) {
@@ -226,8 +253,31 @@ impl Deriver {
                 entry.key[..31].copy_from_slice(&hash[..31]);
             }
         }
+        // The owner is in the stem's preimage: 12 zero bytes, the address.
+        let flat = if flat {
+            self.entries
+                .iter()
+                .zip(&self.stem_of)
+                .filter_map(|(entry, stem)| {
+                    let preimage = self.preimages.get(*stem as usize)?;
+                    let mut owner = [0u8; 20];
+                    owner.copy_from_slice(&preimage[12..32]);
+                    Some(FlatRecord {
+                        owner,
+                        key: entry.key,
+                        value: entry.value,
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.counts.tree_entries = self.entries.len() as u64;
-        (self.entries, self.counts)
+        Derived {
+            entries: self.entries,
+            flat,
+            counts: self.counts,
+        }
     }
 }
 
@@ -267,7 +317,19 @@ mod tests {
             slot: [5; 32],
             value: [0; 32],
         });
-        let (entries, counts) = derive(&batch);
+        let Derived {
+            entries,
+            flat,
+            counts,
+        } = derive(&batch, true);
+        assert_eq!(flat.len(), entries.len());
+        for (record, entry) in flat.iter().zip(&entries) {
+            assert_eq!(
+                (record.owner, record.key, record.value),
+                (address.0 .0, entry.key, entry.value)
+            );
+        }
+        assert!(derive(&batch, false).flat.is_empty());
         let mut expected = vec![
             (
                 basic_data_key(&address),

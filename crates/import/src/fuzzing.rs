@@ -8,19 +8,30 @@
 use alloy_primitives::{keccak256, Address, B256, KECCAK256_EMPTY};
 
 use crate::dump::line::parse_line;
-use crate::entries::{derive, Entry};
+use crate::entries::{derive, Entry, FlatRecord};
 use crate::error::ImportError;
 use crate::genesis::parse_all;
+use crate::sort::record::Record;
 use crate::sort::run::{decode_all, encode_all};
 use crate::sort::tmp::TempSpace;
 
 /// What a body reports when a property fails.
 pub type Finding = String;
 
-/// Spill-run decoding: accepted bytes re-encode to the same bytes;
-/// anything else is a typed error (by the decoder's signature).
+/// Spill-run decoding (runs of tree entries): accepted bytes re-encode to
+/// the same bytes; anything else is a typed error (by the decoder's
+/// signature).
 pub fn spill_run(data: &[u8]) -> Result<(), Finding> {
-    match decode_all(data) {
+    reencodes::<Entry>(data)
+}
+
+/// [`spill_run`] for runs of flat records (the flat index's sort).
+pub fn flat_spill_run(data: &[u8]) -> Result<(), Finding> {
+    reencodes::<FlatRecord>(data)
+}
+
+fn reencodes<T: Record>(data: &[u8]) -> Result<(), Finding> {
+    match decode_all::<T>(data) {
         Ok(entries) => match encode_all(&entries) {
             Ok(bytes) if bytes == data => Ok(()),
             Ok(_) => Err("accepted run does not re-encode to its bytes".into()),
@@ -37,7 +48,7 @@ pub fn genesis_document(data: &[u8]) -> Result<(), Finding> {
     match parse_all(data, &temp) {
         Ok(batches) => {
             for batch in &batches {
-                let _ = derive(batch);
+                let _ = derive(batch, true);
             }
             Ok(())
         }
@@ -63,8 +74,10 @@ const EMPTY_TRIE_ROOT: &str = "0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc
 
 /// Seed inputs of each body.
 pub struct Seeds {
-    /// Spill runs.
+    /// Spill runs of tree entries.
     pub spill_runs: Vec<Vec<u8>>,
+    /// Spill runs of flat records.
+    pub flat_spill_runs: Vec<Vec<u8>>,
     /// Genesis documents.
     pub genesis_documents: Vec<Vec<u8>>,
     /// Dump lines.
@@ -89,6 +102,21 @@ pub fn seeds() -> Seeds {
     let spill_runs = [&entries[..0], &entries[..3], &entries[..]]
         .iter()
         .filter_map(|e| encode_all(e).ok())
+        .collect();
+    // Several accounts, each with keys in order, values of every length.
+    let flat: Vec<FlatRecord> = entries
+        .iter()
+        .map(|entry| FlatRecord {
+            owner: [(entry.origin % 7) as u8; 20],
+            key: entry.key,
+            value: entry.value,
+        })
+        .collect();
+    let mut flat = flat;
+    flat.sort_by(Record::order);
+    let flat_spill_runs = [&flat[..0], &flat[..3], &flat[..]]
+        .iter()
+        .filter_map(|r| encode_all(r).ok())
         .collect();
     let genesis_documents = [
         r#"{"config":{"chainId":1},"alloc":{"0x00000000000000000000000000000000000000aa":{"balance":"0x10","nonce":"3","code":"0x6001600101","storage":{"0x01":"0x02","0x":"0x00"}}}}"#,
@@ -122,14 +150,20 @@ pub fn seeds() -> Seeds {
     .collect();
     Seeds {
         spill_runs,
+        flat_spill_runs,
         genesis_documents,
         dump_lines,
     }
 }
 
-/// Whether the spill run in `data` decodes (seed checks).
+/// Whether the spill run of tree entries in `data` decodes (seed checks).
 pub fn decodes(data: &[u8]) -> bool {
-    decode_all(data).is_ok()
+    decode_all::<Entry>(data).is_ok()
+}
+
+/// Whether the spill run of flat records in `data` decodes (seed checks).
+pub fn flat_decodes(data: &[u8]) -> bool {
+    decode_all::<FlatRecord>(data).is_ok()
 }
 
 /// Whether the dump line in `data` is accepted (seed checks).

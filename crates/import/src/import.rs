@@ -6,18 +6,20 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use alloy_primitives::B256;
-use ubt_engine::Db;
+use alloy_primitives::{Address, B256};
+use ubt_engine::{Db, FlatBuildReport};
 
 use crate::collect::{Collector, Origins};
 use crate::dump::{self, DumpOrigins};
+use crate::entries::FlatRecord;
 use crate::error::ImportError;
 use crate::genesis;
 use crate::options::ImportOptions;
 use crate::progress::{Phase, Progress, Status};
 use crate::report::{ImportReport, PhaseTimings};
+use crate::sort::record::Record;
 use crate::sort::tmp::TempSpace;
-use crate::sort::{ExternalSorter, SortError, Sorted};
+use crate::sort::{ExternalSorter, SortError, SortStats, Sorted};
 use crate::target::{self, Target};
 
 /// Entries between two progress reports of the merge and build phases.
@@ -91,7 +93,10 @@ fn import_into<R: Read + Send>(
 ) -> Result<ImportReport, ImportError> {
     let temp = TempSpace::new(options.tmp_dir.clone().unwrap_or_else(|| target.parent()));
     let sorter = ExternalSorter::new(options.buffer_entries(), options.fan_in(), &temp);
-    let mut collector = Collector::new(sorter, progress);
+    let flat = options
+        .flat_index
+        .then(|| ExternalSorter::new(options.buffer_entries(), options.fan_in(), &temp));
+    let mut collector = Collector::new(sorter, flat, progress);
 
     // Read: parse, derive keys, sort and spill.
     progress.phase_started(&collector.status());
@@ -111,9 +116,16 @@ fn import_into<R: Read + Send>(
     let source_root: Option<B256> = read.map_err(|e| resolve(e, origins))?;
     let read_elapsed = read_started.elapsed();
     progress.phase_finished(&collector.status(), read_elapsed);
-    let read_stats = collector.sorter.stats();
     let counts = collector.counts;
     let input_bytes = collector.input_bytes();
+    // The flat index's sort waits for the tree's build, spilled if it
+    // spilled: the build does not run beside its full buffer.
+    let mut flat_sorter = collector.flat.take();
+    if let Some(flat) = flat_sorter.as_mut() {
+        flat.set_aside().map_err(|e| resolve(e, origins))?;
+    }
+    let read_stats = collector.sorter.stats();
+    let flat_read_stats = flat_sorter.as_ref().map(ExternalSorter::stats);
 
     // Merge: only when the runs outnumber the fan-in.
     let mut merge_status = Status {
@@ -140,40 +152,41 @@ fn import_into<R: Read + Send>(
 
     // Build: the final merge streams into the database build.
     let build_started = Instant::now();
-    let total = sorted.total();
-    let mut feed = Feed {
-        sorted,
-        error: None,
-        progress,
-        status: Status {
-            phase: Phase::Build,
-            done: 0,
-            total: Some(total),
-            accounts: counts.accounts,
-            entries: counts.tree_entries,
-        },
-    };
-    progress.phase_started(&feed.status);
     target.release();
-    let built = Db::build(target.path(), target::store_options(options), &mut feed);
-    if let Some(error) = feed.error.take() {
-        // The build saw the stream end early; what it built is discarded.
-        drop(built);
-        return Err(resolve(error, origins));
-    }
-    let (db, build) = built?;
+    let (mut db, build) =
+        build_tree(target.path(), sorted, options, progress, counts).map_err(|e| match e {
+            BuildError::Sort(e) => resolve(e, origins),
+            BuildError::Import(e) => e,
+        })?;
+    let build_elapsed = build_started.elapsed();
+
+    // The flat index: the account-ordered sort into its build.
+    let flat_started = Instant::now();
+    let (flat_index, flat_stats) = match flat_sorter {
+        Some(sorter) => {
+            let (report, stats) = build_flat_index(&mut db, sorter, progress, counts)
+                .map_err(|e| resolve(e, origins))?;
+            (Some(report), stats)
+        }
+        None => (None, SortStats::default()),
+    };
+    let flat_elapsed = flat_started.elapsed();
     let root = B256::from(db.root());
     db.close()?;
-    let build_elapsed = build_started.elapsed();
-    progress.phase_finished(&feed.status, build_elapsed);
-    drop(feed);
 
+    let flat_read_stats = flat_read_stats.unwrap_or_default();
     let timings = PhaseTimings {
-        parse: read_elapsed.saturating_sub(read_stats.sort_time + read_stats.spill_time),
-        sort: stats.sort_time,
-        spill: stats.spill_time,
+        parse: read_elapsed.saturating_sub(
+            read_stats.sort_time
+                + read_stats.spill_time
+                + flat_read_stats.sort_time
+                + flat_read_stats.spill_time,
+        ),
+        sort: stats.sort_time + flat_read_stats.sort_time,
+        spill: stats.spill_time + flat_read_stats.spill_time,
         merge: stats.merge_time,
         build: build_elapsed,
+        flat_index: flat_elapsed,
         total: started.elapsed(),
     };
     Ok(ImportReport {
@@ -181,26 +194,134 @@ fn import_into<R: Read + Send>(
         source_root,
         counts,
         input_bytes,
-        spill_runs: stats.spill_runs,
-        merge_passes: stats.merge_passes,
+        spill_runs: stats.spill_runs + flat_stats.spill_runs,
+        merge_passes: stats.merge_passes + flat_stats.merge_passes,
         timings,
         build,
+        flat_index,
     })
 }
 
-/// The sorted stream as the build's input: an error ends the stream and
-/// is kept for the import to report.
-struct Feed<'s, 'p> {
-    sorted: Sorted<'s>,
+/// Why a build stopped: the sorted stream failed, or the build did.
+enum BuildError {
+    Sort(SortError),
+    Import(ImportError),
+}
+
+/// Streams the sorted entries into a new database at `path` (its lock
+/// released), reported as the build phase.
+fn build_tree(
+    path: &std::path::Path,
+    sorted: Sorted<'_, crate::entries::Entry>,
+    options: &ImportOptions,
+    progress: &dyn Progress,
+    counts: crate::report::Counts,
+) -> Result<(Db, ubt_engine::BuildReport), BuildError> {
+    let started = Instant::now();
+    let mut feed = Feed::new(sorted, progress, Phase::Build, counts);
+    progress.phase_started(&feed.status);
+    let built = Db::build(
+        path,
+        target::store_options(options),
+        feed.by_ref()
+            .map(|entry| (B256::from(entry.key), B256::from(entry.value))),
+    );
+    if let Some(error) = feed.error.take() {
+        // The build saw the stream end early; what it built is discarded.
+        drop(built);
+        return Err(BuildError::Sort(error));
+    }
+    let built = built.map_err(|e| BuildError::Import(e.into()))?;
+    progress.phase_finished(&feed.status, started.elapsed());
+    Ok(built)
+}
+
+/// Merges the flat records (sorted by account) into the flat index of
+/// `db`, just built; returns what the build and the sort did.
+fn build_flat_index(
+    db: &mut Db,
+    sorter: ExternalSorter<'_, FlatRecord>,
+    progress: &dyn Progress,
+    counts: crate::report::Counts,
+) -> Result<(FlatBuildReport, SortStats), SortError> {
+    // Intermediate merges, when the runs outnumber the fan-in: reported
+    // as a merge phase, like the tree sort's.
+    let mut merge_status = Status {
+        phase: Phase::Merge,
+        done: 0,
+        total: None,
+        accounts: counts.accounts,
+        entries: counts.tree_entries,
+    };
+    let mut merge_started = false;
+    let sorted = sorter.finish(&mut |records| {
+        if !merge_started {
+            merge_started = true;
+            progress.phase_started(&merge_status);
+        }
+        merge_status.done += records;
+        progress.advanced(&merge_status);
+    })?;
+    let stats = sorted.stats();
+    if merge_started {
+        progress.phase_finished(&merge_status, stats.merge_time);
+    }
+    let started = Instant::now();
+    let mut feed = Feed::new(sorted, progress, Phase::Index, counts);
+    progress.phase_started(&feed.status);
+    let built = db.build_flat_index(feed.by_ref().map(|record| {
+        Ok((
+            Address::from(record.owner),
+            B256::from(record.key),
+            B256::from(record.value),
+        ))
+    }));
+    if let Some(error) = feed.error.take() {
+        // The index saw the stream end early; the import is discarded.
+        return Err(error);
+    }
+    let report = built.map_err(|e| SortError::Failed(e.into()))?;
+    progress.phase_finished(&feed.status, started.elapsed());
+    Ok((report, stats))
+}
+
+/// The sorted stream as a build's input: an error ends the stream and is
+/// kept for the import to report.
+struct Feed<'s, 'p, T> {
+    sorted: Sorted<'s, T>,
     error: Option<SortError>,
     progress: &'p dyn Progress,
     status: Status,
 }
 
-impl Iterator for Feed<'_, '_> {
-    type Item = (B256, B256);
+impl<'s, 'p, T: Record> Feed<'s, 'p, T> {
+    /// The stream of `sorted`, reported as `phase`.
+    fn new(
+        sorted: Sorted<'s, T>,
+        progress: &'p dyn Progress,
+        phase: Phase,
+        counts: crate::report::Counts,
+    ) -> Feed<'s, 'p, T> {
+        let total = sorted.total();
+        Feed {
+            sorted,
+            error: None,
+            progress,
+            status: Status {
+                phase,
+                done: 0,
+                total: Some(total),
+                accounts: counts.accounts,
+                entries: counts.tree_entries,
+            },
+        }
+    }
+}
 
-    fn next(&mut self) -> Option<(B256, B256)> {
+impl<T: Record> Iterator for Feed<'_, '_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
         if self.error.is_some() {
             return None;
         }
@@ -210,7 +331,7 @@ impl Iterator for Feed<'_, '_> {
                 if self.status.done.is_multiple_of(REPORT_EVERY_ENTRIES) {
                     self.progress.advanced(&self.status);
                 }
-                Some((B256::from(entry.key), B256::from(entry.value)))
+                Some(entry)
             }
             Ok(None) => None,
             Err(error) => {

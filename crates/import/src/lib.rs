@@ -63,9 +63,20 @@
 //!   the import would be wrong; `key` must be keccak256 of `address`. An
 //!   account without `address` (a missing preimage) is an error unless
 //!   [`ImportOptions::skip_missing_preimages`], which counts it.
+//! * **The flat index of account values is built too** (unless
+//!   [`ImportOptions::flat_index`] is off): every tree write is also
+//!   filed under its account, sorted a second time by `(account, tree
+//!   key)` in the same external sort (its own spill runs, within the same
+//!   memory bound), and merged into `Db::build_flat_index` after the tree
+//!   is built, so that account-level reads of the imported state read an
+//!   account's values together (ARCHITECTURE.md, "Read locality"). A
+//!   process killed while the index is built leaves a complete database
+//!   without it (the build makes none until the index is whole); such a
+//!   database reads correctly, and a rerun of the import, which refuses a
+//!   database with data, needs the directory removed first.
 //! * **Memory is bounded by [`ImportOptions::memory_bytes`]** (72 bytes
-//!   per buffered entry), not by the input: the genesis is parsed as a
-//!   stream; a dump is cut into lines, and a line longer than a sixteenth
+//!   per buffered entry, 156 with its flat record), not by the input:
+//!   the genesis is parsed as a stream; a dump is cut into lines, and a line longer than a sixteenth
 //!   of the memory is parsed as a stream with its storage spooled to disk
 //!   (its `address` comes last). Only one account's code is held whole.
 //!   A full buffer is sorted and spilled; the runs are merged with a

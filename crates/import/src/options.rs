@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::entries::ENTRY_BYTES;
+use crate::entries::{ENTRY_BYTES, FLAT_RECORD_BYTES};
 use crate::error::ImportError;
 
 /// The default memory bound of the sort buffer: 1 GiB.
@@ -20,7 +20,8 @@ const FAN_IN_MAX: usize = 64;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImportOptions {
     /// Bytes of tree entries held in memory before a sorted run is spilled
-    /// to a temporary file (each entry takes 72 bytes). The import's peak
+    /// to a temporary file (each entry takes 72 bytes, and 84 more for its
+    /// flat record when `flat_index`). The import's peak
     /// memory is about this plus the database build's (an in-memory import)
     /// or the larger of the two (a spilled one), plus some tens of MiB of
     /// parse and merge buffers.
@@ -34,6 +35,12 @@ pub struct ImportOptions {
     /// Geth dumps: skip (and count) accounts whose address is missing
     /// instead of failing.
     pub skip_missing_preimages: bool,
+    /// Build the database with a flat index of account values (read
+    /// locality for account-level reads, about 75 more bytes per entry on
+    /// disk; ARCHITECTURE.md, "Read locality"): the same writes are sorted
+    /// a second time, by account, within the same memory bound. On by
+    /// default.
+    pub flat_index: bool,
 }
 
 impl Default for ImportOptions {
@@ -43,6 +50,7 @@ impl Default for ImportOptions {
             tmp_dir: None,
             group_depth: None,
             skip_missing_preimages: false,
+            flat_index: true,
         }
     }
 }
@@ -66,9 +74,15 @@ impl ImportOptions {
         Ok(())
     }
 
-    /// Entries the sort buffer holds.
+    /// Entries the sort buffer holds (and as many flat records the flat
+    /// index's sort buffer, when there is one: both fill together).
     pub(crate) fn buffer_entries(&self) -> usize {
-        (self.memory_bytes / ENTRY_BYTES).max(1)
+        let per_entry = if self.flat_index {
+            ENTRY_BYTES + FLAT_RECORD_BYTES
+        } else {
+            ENTRY_BYTES
+        };
+        (self.memory_bytes / per_entry).max(1)
     }
 
     /// Runs one merge reads at once: one per MiB of memory, 2 to 64.

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 /// The phases of an import, in order. `Merge` happens only when the spill
-/// runs outnumber the merge fan-in.
+/// runs outnumber the merge fan-in, `Index` only when the import builds the
+/// flat index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// Reading and parsing the input, deriving tree keys, sorting and
@@ -13,6 +14,9 @@ pub enum Phase {
     Merge,
     /// The final merge into the database build; progress in entries.
     Build,
+    /// The flat index of account values: the merge of the account-ordered
+    /// sort into its build; progress in entries.
+    Index,
 }
 
 impl Phase {
@@ -22,6 +26,7 @@ impl Phase {
             Phase::Read => "reading",
             Phase::Merge => "merging",
             Phase::Build => "building",
+            Phase::Index => "indexing accounts",
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use alloy_primitives::B256;
-use ubt_engine::BuildReport;
+use ubt_engine::{BuildReport, FlatBuildReport};
 
 /// What the input held.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,6 +51,8 @@ pub struct PhaseTimings {
     pub merge: Duration,
     /// The final merge streamed into the database build, and the build.
     pub build: Duration,
+    /// The flat index: the account-ordered sort's merges and its build.
+    pub flat_index: Duration,
     /// The whole import.
     pub total: Duration,
 }
@@ -67,13 +69,16 @@ pub struct ImportReport {
     pub counts: Counts,
     /// Bytes of input read.
     pub input_bytes: u64,
-    /// Sorted runs spilled to temporary files (0: everything fit in memory).
+    /// Sorted runs spilled to temporary files (0: everything fit in
+    /// memory), of both sorts.
     pub spill_runs: u64,
     /// Intermediate merges (runs merged into a new run before the final
-    /// merge).
+    /// merge), of both sorts.
     pub merge_passes: u64,
     /// Where the time went.
     pub timings: PhaseTimings,
     /// What the database build did.
     pub build: BuildReport,
+    /// What the flat index's build did, when the import built one.
+    pub flat_index: Option<FlatBuildReport>,
 }

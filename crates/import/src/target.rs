@@ -52,6 +52,7 @@ pub(crate) fn store_options(options: &ImportOptions) -> Options {
         group_depth: options.group_depth,
         memory_budget_bytes: options.memory_bytes,
         create_if_missing: true,
+        flat_index: options.flat_index,
         ..Options::default()
     }
 }

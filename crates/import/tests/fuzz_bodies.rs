@@ -11,7 +11,7 @@
     clippy::cast_possible_truncation
 )]
 
-use ubt_import::fuzzing::{dump_line, genesis_document, seeds, spill_run};
+use ubt_import::fuzzing::{dump_line, flat_spill_run, genesis_document, seeds, spill_run};
 use ubt_spec::fuzzing::Mutator;
 
 type Body = fn(&[u8]) -> Result<(), String>;
@@ -40,6 +40,12 @@ fn import_bodies_hold_over_seeds_and_mutations() {
     let seeds = seeds();
     run("spill_run", spill_run, &seeds.spill_runs, 20_000);
     run(
+        "flat_spill_run",
+        flat_spill_run,
+        &seeds.flat_spill_runs,
+        20_000,
+    );
+    run(
         "genesis_document",
         genesis_document,
         &seeds.genesis_documents,
@@ -57,6 +63,12 @@ fn seeds_are_accepted() {
         assert!(
             ubt_import::fuzzing::decodes(seed),
             "spill run seed rejected"
+        );
+    }
+    for seed in &seeds.flat_spill_runs {
+        assert!(
+            ubt_import::fuzzing::flat_decodes(seed),
+            "flat spill run seed rejected"
         );
     }
     for seed in &seeds.dump_lines {

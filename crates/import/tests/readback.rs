@@ -295,6 +295,16 @@ fn import_and_check(work: &TempDir, file: &str, options: &ImportOptions, label: 
     assert_eq!(report.counts.code_bytes, code_bytes, "{file}");
 
     let db = Db::open_read_only(&db_path, Options::default()).expect("open");
+    // With the flat index (the default) the account reads below go
+    // through it; verify compares it with the tree, entry for entry.
+    assert_eq!(db.has_flat_index(), options.flat_index, "{file}");
+    let flat_records = report.flat_index.map(|f| f.records);
+    let indexed = options.flat_index.then_some(report.counts.tree_entries);
+    assert_eq!(flat_records, indexed, "{file}: the flat index's records");
+    let verified = db.verify().expect("verify");
+    assert!(verified.is_ok(), "{file}: {:?}", verified.problems);
+    assert_eq!(verified.leaves, report.counts.tree_entries, "{file}");
+    assert_eq!(verified.flat_records, indexed.unwrap_or(0), "{file}");
     let tally = check_database(file, &db, &expected);
     assert_eq!(db.root(), report.root.0, "{file}: the report's root");
     tally
@@ -320,6 +330,14 @@ fn hoodi_reads_back_account_by_account() {
     };
     let again = import_and_check(&work, "hoodi.json", &tiny, "tiny");
     assert_eq!(again.slots_present, tally.slots_present);
+
+    // Without the flat index, spilled: the same reads, from the tree.
+    let tiny_tree_only = ImportOptions {
+        flat_index: false,
+        ..tiny
+    };
+    let tree_only = import_and_check(&work, "hoodi.json", &tiny_tree_only, "tiny-tree-only");
+    assert_eq!(tree_only.slots_present, tally.slots_present);
 }
 
 #[test]

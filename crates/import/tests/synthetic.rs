@@ -127,7 +127,21 @@ proptest::proptest! {
         let keys: Vec<B256> = accounts.iter().flat_map(|x| x.tree_entries()).map(|(k, _)| k).collect();
         let (values_a, values_b) = (a.get_many(&keys).expect("get"), b.get_many(&keys).expect("get"));
         proptest::prop_assert!(values_a.iter().all(Option::is_some));
-        proptest::prop_assert_eq!(values_a, values_b);
+        proptest::prop_assert_eq!(&values_a, &values_b);
         proptest::prop_assert_eq!(a.stats().leaf_count, b.stats().leaf_count);
+        // The flat index, sorted by account in memory and spilled, holds
+        // every entry under its account, as the tree does.
+        let owned: Vec<(alloy_primitives::Address, B256)> = accounts
+            .iter()
+            .flat_map(|x| x.tree_entries().into_iter().map(|(k, _)| (x.address, k)))
+            .collect();
+        for db in [&a, &b] {
+            proptest::prop_assert!(db.has_flat_index());
+            proptest::prop_assert_eq!(&db.get_owned(&owned).expect("get_owned"), &values_a);
+            let verified = db.verify().expect("verify");
+            proptest::prop_assert!(verified.is_ok(), "{:?}", verified.problems);
+            proptest::prop_assert_eq!(verified.flat_records, keys.len() as u64);
+        }
+        proptest::prop_assert_eq!(spilled.flat_index.map(|f| f.records), Some(keys.len() as u64));
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use ubt_import::{ImportError, ImportOptions, ImportReport, Phase, Progress, Status};
 
-use crate::cli::{ImportArgs, ImportCommand, ImportCommonArgs};
+use crate::cli::{ImportArgs, ImportCommand, ImportCommonArgs, Switch};
 use crate::db::hex32;
 use crate::error::CliError;
 use crate::output;
@@ -75,6 +75,7 @@ fn import(
         tmp_dir: common.tmp_dir.as_ref().map(PathBuf::from),
         group_depth: common.group_depth,
         skip_missing_preimages,
+        flat_index: common.flat_index == Switch::On,
     };
     options
         .validate()
@@ -175,6 +176,15 @@ fn summarize(report: &ImportReport, db: &str) {
         t.total.as_secs_f64(),
         rate(entries, t.total),
     ));
+    if let Some(flat) = &report.flat_index {
+        output::note(format_args!(
+            "ubt: flat index of account values: {} records in {} leaves, {:.1} s ({})",
+            flat.records,
+            flat.leaves,
+            t.flat_index.as_secs_f64(),
+            rate(flat.records, t.flat_index),
+        ));
+    }
 }
 
 /// Parses a size: bytes, or a number with a unit (KiB, MiB, GiB, TiB, or

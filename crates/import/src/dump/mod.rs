@@ -20,7 +20,7 @@ use alloy_primitives::{Address, B256};
 use rayon::prelude::*;
 
 use crate::collect::{Collector, Origins};
-use crate::entries::{derive, Entry, RawBatch, SlotItem};
+use crate::entries::{derive, Derived, RawBatch, SlotItem};
 use crate::error::{ImportError, Location, Problem};
 use crate::options::ImportOptions;
 use crate::report::Counts;
@@ -63,8 +63,7 @@ impl Origins for DumpOrigins {
 
 /// What a group of lines gave.
 struct GroupOutput {
-    entries: Vec<Entry>,
-    counts: Counts,
+    derived: Derived,
     root: Option<B256>,
 }
 
@@ -149,6 +148,7 @@ fn read_batch(
     let tasks = rayon::current_num_threads().max(1) * 4;
     let lines_per_task = batch.lines.len().div_ceil(tasks).max(1);
     let skip = options.skip_missing_preimages;
+    let flat = collector.wants_flat();
     let outputs: Vec<Result<GroupOutput, ImportError>> = batch
         .lines
         .par_chunks(lines_per_task)
@@ -193,19 +193,15 @@ fn read_batch(
                     }
                 }
             }
-            let (entries, derived) = derive(&raw);
-            counts.add(&derived);
-            Ok(GroupOutput {
-                entries,
-                counts,
-                root,
-            })
+            let mut derived = derive(&raw, flat);
+            derived.counts.add(&counts);
+            Ok(GroupOutput { derived, root })
         })
         .collect();
     let mut root = None;
     for output in outputs {
         let output = output?;
-        collector.add(&output.entries, &output.counts)?;
+        collector.add(&output.derived)?;
         root = root.or(output.root);
     }
     Ok(root)
@@ -248,8 +244,8 @@ fn read_long_line(
     };
     let mut raw = RawBatch::default();
     raw.push_account(address, number, nonce, balance, Some(code_hash), &code);
-    let (entries, counts) = derive(&raw);
-    collector.add(&entries, &counts)?;
+    let derived = derive(&raw, collector.wants_flat());
+    collector.add(&derived)?;
     spool.drain(|slots| derive_slots(address, number, slots, collector))?;
     Ok(None)
 }
@@ -262,7 +258,8 @@ fn derive_slots(
     slots: &[([u8; 32], [u8; 32])],
     collector: &mut Collector<'_, '_>,
 ) -> Result<(), SortError> {
-    let derived: Vec<(Vec<Entry>, Counts)> = slots
+    let flat = collector.wants_flat();
+    let derived: Vec<Derived> = slots
         .par_chunks(LONG_LINE_TASK_SLOTS)
         .map(|chunk| {
             let raw = RawBatch {
@@ -277,11 +274,11 @@ fn derive_slots(
                     .collect(),
                 ..RawBatch::default()
             };
-            derive(&raw)
+            derive(&raw, flat)
         })
         .collect();
-    for (entries, counts) in &derived {
-        collector.add(entries, counts)?;
+    for derived in &derived {
+        collector.add(derived)?;
     }
     Ok(())
 }

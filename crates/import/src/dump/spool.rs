@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use super::line::SlotSink;
 use crate::entries::Entry;
 use crate::error::ImportError;
-use crate::sort::buffer::sort_entries;
+use crate::sort::buffer::sort_records;
 use crate::sort::run::{RunError, RunReader, RunWriter};
 use crate::sort::tmp::TempSpace;
 
@@ -43,7 +43,7 @@ impl<'t> Spool<'t> {
 
     /// Writes the pending slots as a run.
     fn spill(&mut self) -> Result<(), ImportError> {
-        sort_entries(&mut self.pending);
+        sort_records(&mut self.pending);
         let (path, file) = self.temp.create("spool")?;
         let written = RunWriter::new(BufWriter::new(file), self.pending.len() as u64).and_then(
             |mut writer| {
@@ -96,7 +96,7 @@ fn read_run<E: From<ImportError>>(
         path: path.clone(),
         error,
     };
-    let mut reader = RunReader::open(BufReader::new(file)).map_err(run_error)?;
+    let mut reader = RunReader::<_, Entry>::open(BufReader::new(file)).map_err(run_error)?;
     if reader.entries() != entries {
         return Err(run_error(RunError::WrongCount {
             expected: entries,

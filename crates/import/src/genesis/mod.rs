@@ -152,10 +152,11 @@ fn consume(
                 Err(_) => break,
             }
         }
-        let derived: Vec<_> = batches.par_iter().map(derive).collect();
+        let flat = collector.wants_flat();
+        let derived: Vec<_> = batches.par_iter().map(|b| derive(b, flat)).collect();
         drop(batches);
-        for (entries, counts) in &derived {
-            collector.add(entries, counts)?;
+        for derived in &derived {
+            collector.add(derived)?;
         }
         collector.read_to(bytes_read.load(Ordering::Relaxed));
     }

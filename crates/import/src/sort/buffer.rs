@@ -1,13 +1,11 @@
-//! The in-memory sort buffer: entries up to a fixed count, sorted in
-//! parallel by key (then origin, so that equal keys list their origins in
-//! input order), checked for duplicate keys, and handed out in chunks that
-//! are freed as the build consumes them.
-
-use std::cmp::Ordering;
+//! The in-memory sort buffer: records up to a fixed count, sorted in
+//! parallel in their order (for tree entries: by key, then origin, so that
+//! equal keys list their origins in input order), checked for duplicates,
+//! and handed out in chunks that are freed as the build consumes them.
 
 use rayon::slice::ParallelSliceMut;
 
-use crate::entries::Entry;
+use super::record::Record;
 
 /// Two entries with the same tree key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,16 +18,16 @@ pub(crate) struct Duplicate {
     pub second_origin: u64,
 }
 
-/// Entries up to `capacity`, grown as they come.
+/// Records up to `capacity`, grown as they come.
 #[derive(Debug)]
-pub(crate) struct SortBuffer {
-    entries: Vec<Entry>,
+pub(crate) struct SortBuffer<T> {
+    entries: Vec<T>,
     capacity: usize,
 }
 
-impl SortBuffer {
-    /// A buffer of at most `capacity` entries (at least one).
-    pub fn new(capacity: usize) -> SortBuffer {
+impl<T: Record> SortBuffer<T> {
+    /// A buffer of at most `capacity` records (at least one).
+    pub fn new(capacity: usize) -> SortBuffer<T> {
         SortBuffer {
             entries: Vec::new(),
             capacity: capacity.max(1),
@@ -47,7 +45,7 @@ impl SortBuffer {
     }
 
     /// Moves as many of `entries` as fit; returns how many.
-    pub fn fill_from(&mut self, entries: &[Entry]) -> usize {
+    pub fn fill_from(&mut self, entries: &[T]) -> usize {
         let room = self.capacity - self.entries.len().min(self.capacity);
         let taken = room.min(entries.len());
         let needed = self.entries.len() + taken;
@@ -64,10 +62,10 @@ impl SortBuffer {
         taken
     }
 
-    /// Sorts the entries (parallel, by key then origin) and returns them,
+    /// Sorts the records (parallel, in their order) and returns them,
     /// keeping the allocation for the next fill.
-    pub fn sorted(&mut self) -> &[Entry] {
-        sort_entries(&mut self.entries);
+    pub fn sorted(&mut self) -> &[T] {
+        sort_records(&mut self.entries);
         &self.entries
     }
 
@@ -77,59 +75,29 @@ impl SortBuffer {
     }
 
     /// The entries, sorted, and the buffer's memory with them.
-    pub fn into_sorted(mut self) -> Vec<Entry> {
-        sort_entries(&mut self.entries);
+    pub fn into_sorted(mut self) -> Vec<T> {
+        sort_records(&mut self.entries);
         self.entries
     }
 }
 
-/// Sorts by key, then origin.
-pub(crate) fn sort_entries(entries: &mut [Entry]) {
-    entries.par_sort_unstable_by(entry_order);
+/// Sorts in the record's order (parallel).
+pub(crate) fn sort_records<T: Record>(records: &mut [T]) {
+    records.par_sort_unstable_by(T::order);
 }
 
-/// The order of keys: as byte strings, compared a word at a time (keys are
-/// hashes, so the first word nearly always decides; a byte-wise compare
-/// costs a call into `memcmp` per comparison).
-#[inline]
-pub(crate) fn key_order(a: &[u8; 32], b: &[u8; 32]) -> Ordering {
-    for i in 0..4 {
-        let word = |key: &[u8; 32]| {
-            let mut bytes = [0u8; 8];
-            bytes.copy_from_slice(&key[i * 8..i * 8 + 8]);
-            u64::from_be_bytes(bytes)
-        };
-        match word(a).cmp(&word(b)) {
-            Ordering::Equal => continue,
-            unequal => return unequal,
-        }
-    }
-    Ordering::Equal
-}
-
-/// The order of entries: key, then origin.
-#[inline]
-pub(crate) fn entry_order(a: &Entry, b: &Entry) -> Ordering {
-    key_order(&a.key, &b.key).then(a.origin.cmp(&b.origin))
-}
-
-/// The first two entries of sorted `entries` with the same key.
-pub(crate) fn first_duplicate(entries: &[Entry]) -> Option<Duplicate> {
-    entries
+/// The first duplicate in sorted `records`.
+pub(crate) fn first_duplicate<T: Record>(records: &[T]) -> Option<Duplicate> {
+    records
         .windows(2)
-        .find(|pair| pair[0].key == pair[1].key)
-        .map(|pair| Duplicate {
-            key: pair[0].key,
-            first_origin: pair[0].origin,
-            second_origin: pair[1].origin,
-        })
+        .find_map(|pair| pair[0].duplicate(&pair[1]))
 }
 
 /// Cuts sorted `entries` into chunks of `chunk_entries` in order, from
 /// the back, shrinking the original allocation as it goes: at no point is
 /// more than one chunk held twice. The build then frees each chunk as it
 /// finishes with it.
-pub(crate) fn into_chunks(mut entries: Vec<Entry>, chunk_entries: usize) -> Vec<Vec<Entry>> {
+pub(crate) fn into_chunks<T>(mut entries: Vec<T>, chunk_entries: usize) -> Vec<Vec<T>> {
     let chunk_entries = chunk_entries.max(1);
     let mut reversed = Vec::new();
     while entries.len() > chunk_entries {
@@ -146,6 +114,7 @@ pub(crate) fn into_chunks(mut entries: Vec<Entry>, chunk_entries: usize) -> Vec<
 #[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
+    use crate::entries::Entry;
 
     fn entry(key: u8, origin: u64) -> Entry {
         Entry {
@@ -168,7 +137,7 @@ mod tests {
     #[test]
     fn duplicates_name_both_origins_in_order() {
         let mut entries = vec![entry(5, 9), entry(1, 0), entry(5, 2)];
-        sort_entries(&mut entries);
+        sort_records(&mut entries);
         assert_eq!(
             first_duplicate(&entries),
             Some(Duplicate {
@@ -180,25 +149,6 @@ mod tests {
     }
 
     #[test]
-    fn key_order_is_the_byte_order() {
-        let mut keys: Vec<[u8; 32]> = (0..500u32)
-            .map(|i| {
-                let mut key = [0u8; 32];
-                key[(i % 32) as usize] = (i / 32) as u8;
-                key[31 - (i % 7) as usize] ^= i as u8;
-                key
-            })
-            .collect();
-        for a in &keys {
-            for b in &keys {
-                assert_eq!(key_order(a, b), a.cmp(b));
-            }
-        }
-        keys.sort_by(key_order);
-        assert!(keys.windows(2).all(|w| w[0] <= w[1]));
-    }
-
-    #[test]
     fn chunks_keep_the_order() {
         let entries: Vec<Entry> = (0..10).map(|i| entry(i, 0)).collect();
         let chunks = into_chunks(entries.clone(), 3);
@@ -207,6 +157,9 @@ mod tests {
             [1, 3, 3, 3]
         );
         assert_eq!(chunks.concat(), entries);
-        assert_eq!(into_chunks(Vec::new(), 3), vec![Vec::<Entry>::new()]);
+        assert_eq!(
+            into_chunks(Vec::<Entry>::new(), 3),
+            vec![Vec::<Entry>::new()]
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! The external sort: tree keys are hashes, so the entries of an input
-//! come in no useful order, and `Db::build` wants them sorted.
+//! come in no useful order, and `Db::build` wants them sorted; the flat
+//! index wants the same writes sorted by account. One sort serves both,
+//! generic over the [`Record`] it orders.
 //!
 //! Entries fill a buffer of a fixed number of entries ([`buffer`]); a full
 //! buffer is sorted in parallel, checked for duplicate keys and written as
@@ -15,6 +17,7 @@
 
 pub(crate) mod buffer;
 pub(crate) mod merge;
+pub(crate) mod record;
 pub(crate) mod run;
 pub(crate) mod tmp;
 
@@ -27,10 +30,10 @@ use std::time::{Duration, Instant};
 
 use buffer::{first_duplicate, into_chunks, Duplicate, SortBuffer};
 use merge::{Merger, Source};
+use record::Record;
 use run::{RunReader, RunWriter};
 use tmp::TempSpace;
 
-use crate::entries::Entry;
 use crate::error::ImportError;
 
 /// Bytes of buffered I/O per open run.
@@ -81,9 +84,9 @@ struct Run {
     entries: u64,
 }
 
-/// Sorts any number of entries in bounded memory.
-pub(crate) struct ExternalSorter<'t> {
-    buffer: SortBuffer,
+/// Sorts any number of records in bounded memory.
+pub(crate) struct ExternalSorter<'t, T> {
+    buffer: SortBuffer<T>,
     temp: &'t TempSpace,
     runs: Vec<Run>,
     fan_in: usize,
@@ -91,10 +94,10 @@ pub(crate) struct ExternalSorter<'t> {
     stats: SortStats,
 }
 
-impl<'t> ExternalSorter<'t> {
-    /// A sorter holding `buffer_entries` entries in memory, merging
+impl<'t, T: Record> ExternalSorter<'t, T> {
+    /// A sorter holding `buffer_entries` records in memory, merging
     /// `fan_in` runs at once (at least 2), spilling into `temp`.
-    pub fn new(buffer_entries: usize, fan_in: usize, temp: &'t TempSpace) -> ExternalSorter<'t> {
+    pub fn new(buffer_entries: usize, fan_in: usize, temp: &'t TempSpace) -> ExternalSorter<'t, T> {
         ExternalSorter {
             buffer: SortBuffer::new(buffer_entries),
             temp,
@@ -116,7 +119,7 @@ impl<'t> ExternalSorter<'t> {
     }
 
     /// Adds `entries`, spilling whenever the buffer fills.
-    pub fn push(&mut self, mut entries: &[Entry]) -> Result<(), SortError> {
+    pub fn push(&mut self, mut entries: &[T]) -> Result<(), SortError> {
         self.pushed += entries.len() as u64;
         while !entries.is_empty() {
             // Spill only when more is coming: an input that exactly fills
@@ -156,9 +159,23 @@ impl<'t> ExternalSorter<'t> {
         Ok(())
     }
 
+    /// Sets the sorter aside while other work runs: once runs were
+    /// spilled, the buffer is spilled too and its memory freed; a sort
+    /// that fits in memory keeps its buffer.
+    pub fn set_aside(&mut self) -> Result<(), SortError> {
+        if self.runs.is_empty() {
+            return Ok(());
+        }
+        if !self.buffer.is_empty() {
+            self.spill()?;
+        }
+        self.buffer = SortBuffer::new(1);
+        Ok(())
+    }
+
     /// Ends the input: everything sorted, ready to stream. `merged` hears
-    /// of intermediate merge progress (entries).
-    pub fn finish(mut self, merged: &mut dyn FnMut(u64)) -> Result<Sorted<'t>, SortError> {
+    /// of intermediate merge progress (records).
+    pub fn finish(mut self, merged: &mut dyn FnMut(u64)) -> Result<Sorted<'t, T>, SortError> {
         if self.runs.is_empty() {
             let started = Instant::now();
             let entries = std::mem::replace(&mut self.buffer, SortBuffer::new(1)).into_sorted();
@@ -186,7 +203,7 @@ impl<'t> ExternalSorter<'t> {
         let started = Instant::now();
         while self.runs.len() > self.fan_in {
             let group: Vec<Run> = self.runs.drain(..self.fan_in).collect();
-            let run = merge_runs(self.temp, group, merged)?;
+            let run = merge_runs::<T>(self.temp, group, merged)?;
             self.runs.push(run);
             self.stats.merge_passes += 1;
         }
@@ -210,15 +227,15 @@ impl<'t> ExternalSorter<'t> {
 }
 
 /// Writes `entries` (sorted, `count` of them) as a run into `file`.
-fn write_run(
+fn write_run<T: Record>(
     path: &PathBuf,
     file: File,
     count: u64,
-    entries: impl Iterator<Item = Result<Entry, SortError>>,
+    entries: impl Iterator<Item = Result<T, SortError>>,
 ) -> Result<(), SortError> {
     let failed = |e| SortError::Failed(ImportError::io(path, "writing a spill run")(e));
-    let mut writer =
-        RunWriter::new(BufWriter::with_capacity(WRITE_IO_BYTES, file), count).map_err(failed)?;
+    let mut writer = RunWriter::<_, T>::new(BufWriter::with_capacity(WRITE_IO_BYTES, file), count)
+        .map_err(failed)?;
     for entry in entries {
         writer.push(&entry?).map_err(failed)?;
     }
@@ -227,7 +244,7 @@ fn write_run(
 }
 
 /// Readers of `runs`.
-fn open_runs(runs: &[Run]) -> Result<Vec<Source<BufReader<File>>>, SortError> {
+fn open_runs<T: Record>(runs: &[Run]) -> Result<Vec<Source<BufReader<File>, T>>, SortError> {
     runs.iter()
         .map(|run| {
             let file =
@@ -257,13 +274,13 @@ fn open_runs(runs: &[Run]) -> Result<Vec<Source<BufReader<File>>>, SortError> {
 }
 
 /// Merges `group` into one new run and removes the group's files.
-fn merge_runs(
+fn merge_runs<T: Record>(
     temp: &TempSpace,
     group: Vec<Run>,
     merged: &mut dyn FnMut(u64),
 ) -> Result<Run, SortError> {
     let count = group.iter().map(|r| r.entries).sum();
-    let mut merger = Merger::new(open_runs(&group)?)?;
+    let mut merger = Merger::<_, T>::new(open_runs(&group)?)?;
     let (path, file) = temp.create("run")?;
     let mut done = 0u64;
     let entries = std::iter::from_fn(|| match merger.next_entry() {
@@ -288,19 +305,19 @@ fn merge_runs(
     })
 }
 
-/// Where the sorted entries come from.
-enum SortedSource<'t> {
+/// Where the sorted records come from.
+enum SortedSource<'t, T> {
     /// Everything fit in memory: chunks in reverse order (the next one
     /// last), and the chunk being read.
     Memory {
-        chunks: Vec<Vec<Entry>>,
-        current: std::vec::IntoIter<Entry>,
+        chunks: Vec<Vec<T>>,
+        current: std::vec::IntoIter<T>,
     },
     /// The final merge of the remaining runs, on a thread of its own
     /// (overlapping the build's work), handing over batches.
     Runs {
-        batches: Option<Receiver<MergeMessage>>,
-        current: std::vec::IntoIter<Entry>,
+        batches: Option<Receiver<MergeMessage<T>>>,
+        current: std::vec::IntoIter<T>,
         worker: Option<JoinHandle<()>>,
         paths: Vec<PathBuf>,
         temp: &'t TempSpace,
@@ -308,9 +325,9 @@ enum SortedSource<'t> {
 }
 
 /// What the merge thread sends.
-enum MergeMessage {
-    /// The next entries, in order.
-    Batch(Vec<Entry>),
+enum MergeMessage<T> {
+    /// The next records, in order.
+    Batch(Vec<T>),
     /// The merge failed after the entries sent so far.
     Failed(SortError),
     /// Every entry was sent.
@@ -318,9 +335,10 @@ enum MergeMessage {
 }
 
 /// Runs `merger` on a thread, sending batches to the returned receiver.
-fn spawn_merge(
-    mut merger: Merger<BufReader<File>>,
-) -> Result<(Receiver<MergeMessage>, JoinHandle<()>), SortError> {
+#[allow(clippy::type_complexity)] // a channel and its thread
+fn spawn_merge<T: Record>(
+    mut merger: Merger<BufReader<File>, T>,
+) -> Result<(Receiver<MergeMessage<T>>, JoinHandle<()>), SortError> {
     let (sender, receiver) = sync_channel(MERGE_BATCHES_IN_FLIGHT);
     let worker = std::thread::Builder::new()
         .name("ubt-import-merge".into())
@@ -358,14 +376,14 @@ fn spawn_merge(
     Ok((receiver, worker))
 }
 
-/// The sorted entries, ready to stream.
-pub(crate) struct Sorted<'t> {
-    source: SortedSource<'t>,
+/// The sorted records, ready to stream.
+pub(crate) struct Sorted<'t, T> {
+    source: SortedSource<'t, T>,
     total: u64,
     stats: SortStats,
 }
 
-impl Sorted<'_> {
+impl<T: Record> Sorted<'_, T> {
     /// Entries to come in all.
     pub fn total(&self) -> u64 {
         self.total
@@ -382,8 +400,8 @@ impl Sorted<'_> {
         matches!(self.source, SortedSource::Runs { .. })
     }
 
-    /// The next entry in key order.
-    pub fn next_entry(&mut self) -> Result<Option<Entry>, SortError> {
+    /// The next record in order.
+    pub fn next_entry(&mut self) -> Result<Option<T>, SortError> {
         match &mut self.source {
             SortedSource::Memory { chunks, current } => loop {
                 if let Some(entry) = current.next() {
@@ -426,7 +444,7 @@ impl Sorted<'_> {
     }
 }
 
-impl Drop for Sorted<'_> {
+impl<T> Drop for Sorted<'_, T> {
     fn drop(&mut self) {
         if let SortedSource::Runs {
             batches,
@@ -451,6 +469,7 @@ impl Drop for Sorted<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::entries::Entry;
     use proptest::prelude::*;
 
     fn temp_space(label: &str) -> (PathBuf, TempSpace) {

@@ -1,48 +1,47 @@
-//! The spill-run file format: entries sorted by key, written once and read
-//! back once by the same import. Short-lived, but bytes on a disk, so the
-//! decoder trusts nothing: every length is checked against its limit, every
-//! block carries a CRC-32C, and it accepts only what the encoder writes
-//! (accepted bytes re-encode to the same bytes; a fuzz body checks it).
+//! The spill-run file format: records in sort order, written once and
+//! read back once by the same import. Short-lived, but bytes on a disk, so
+//! the decoder trusts nothing: every length is checked against its limit,
+//! every block carries a CRC-32C, and it accepts only what the encoder
+//! writes (accepted bytes re-encode to the same bytes; a fuzz body checks
+//! it).
 //!
 //! ```text
-//! header  "UBTSORT1" | entry count u64 LE | CRC-32C of the 16 bytes before, u32 LE
-//! blocks  payload length u32 LE | entry count u32 LE | CRC-32C u32 LE | payload
+//! header  magic (8 bytes) | record count u64 LE | CRC-32C of the 16 bytes before, u32 LE
+//! blocks  payload length u32 LE | record count u32 LE | CRC-32C u32 LE | payload
 //!         (the CRC covers the first 8 header bytes and the payload)
-//! entry   key (32 bytes) | value length n (u8, 0..=32) | the value's last n
-//!         bytes (its leading zero bytes dropped: the first is not zero)
-//!         | origin (LEB128, canonical: no redundant trailing 0x80/0x00 bytes)
+//! value   length n (u8, 0..=32) | the value's last n bytes (its leading
+//!         zero bytes dropped: the first is not zero)
 //! ```
 //!
-//! Every block but the last holds exactly [`BLOCK_ENTRIES`] entries; the
-//! blocks hold exactly the header's entry count and the file ends there.
-//! Keys never decrease (equal keys are allowed: the merge reports them as
-//! duplicates).
+//! Two kinds of record ([`Record`]), each with its magic:
+//!
+//! ```text
+//! "UBTSORT1"  tree entry   key (32 bytes) | value | origin (LEB128, canonical:
+//!                          no redundant trailing 0x80/0x00 bytes)
+//! "UBTSORTA"  flat record  account (20 bytes) | tree key (32 bytes) | value
+//! ```
+//!
+//! Every block but the last holds exactly [`BLOCK_ENTRIES`] records; the
+//! blocks hold exactly the header's record count and the file ends there.
+//! Sort keys (the tree key; the account, then the tree key) never decrease
+//! (equal keys are allowed: the merge decides whether they are duplicates).
 
 use std::io::{self, Read, Write};
 
-use super::buffer::key_order;
-use crate::entries::Entry;
+use super::record::Record;
 
-/// The file's first 8 bytes.
-pub const MAGIC: [u8; 8] = *b"UBTSORT1";
 /// Bytes of the file header.
 pub const HEADER_BYTES: usize = 20;
 /// Bytes of a block header.
 pub const BLOCK_HEADER_BYTES: usize = 12;
-/// Entries in every block but the last.
+/// Records in every block but the last.
 pub const BLOCK_ENTRIES: usize = 1024;
-/// Largest encoded entry: key, length byte, value, 10-byte origin.
-const ENTRY_BYTES_MAX: usize = 32 + 1 + 32 + 10;
-/// Smallest encoded entry: key, length byte (value 0), 1-byte origin.
-const ENTRY_BYTES_MIN: usize = 32 + 1 + 1;
-/// Largest block payload.
-pub const PAYLOAD_BYTES_MAX: usize = BLOCK_ENTRIES * ENTRY_BYTES_MAX;
 
 /// What is wrong with a run's bytes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RunError {
-    /// The file does not start with the magic `UBTSORT1`.
-    #[error("not a spill run (bad magic)")]
+    /// The file does not start with the magic of its kind of record.
+    #[error("not a spill run of this kind (bad magic)")]
     BadMagic,
     /// The header's checksum does not match.
     #[error("header checksum mismatch")]
@@ -91,41 +90,21 @@ pub enum RunError {
     Io(String),
 }
 
-/// Appends the encoding of `entry` to `out`.
-fn encode_entry(entry: &Entry, out: &mut Vec<u8>) {
-    out.extend_from_slice(&entry.key);
-    let zeros = entry.value.iter().take_while(|b| **b == 0).count();
-    // At most 32 leading zeros: the length fits a byte.
-    #[allow(clippy::cast_possible_truncation)]
-    out.push((32 - zeros) as u8);
-    out.extend_from_slice(&entry.value[zeros..]);
-    let mut origin = entry.origin;
-    loop {
-        let low = (origin & 0x7f) as u8;
-        origin >>= 7;
-        if origin == 0 {
-            out.push(low);
-            break;
-        }
-        out.push(low | 0x80);
-    }
-}
-
-/// Writes a run of a known number of entries, given in key order.
-pub struct RunWriter<W: Write> {
+/// Writes a run of a known number of records, given in key order.
+pub struct RunWriter<W: Write, T> {
     out: W,
     entries: u64,
     written: u64,
     payload: Vec<u8>,
     block_entries: u32,
-    last_key: Option<[u8; 32]>,
+    last: Option<T>,
 }
 
-impl<W: Write> RunWriter<W> {
-    /// Starts a run of `entries` entries: writes the header.
-    pub fn new(mut out: W, entries: u64) -> io::Result<RunWriter<W>> {
+impl<W: Write, T: Record> RunWriter<W, T> {
+    /// Starts a run of `entries` records: writes the header.
+    pub fn new(mut out: W, entries: u64) -> io::Result<RunWriter<W, T>> {
         let mut header = [0u8; HEADER_BYTES];
-        header[..8].copy_from_slice(&MAGIC);
+        header[..8].copy_from_slice(&T::MAGIC);
         header[8..16].copy_from_slice(&entries.to_le_bytes());
         let crc = crc32c::crc32c(&header[..16]);
         header[16..].copy_from_slice(&crc.to_le_bytes());
@@ -134,32 +113,29 @@ impl<W: Write> RunWriter<W> {
             out,
             entries,
             written: 0,
-            payload: Vec::with_capacity(PAYLOAD_BYTES_MAX),
+            payload: Vec::with_capacity(BLOCK_ENTRIES * T::ENCODED_BYTES_MAX),
             block_entries: 0,
-            last_key: None,
+            last: None,
         })
     }
 
     /// Appends `entry`; its key must not be smaller than the previous one,
     /// and the run must not be full.
-    pub fn push(&mut self, entry: &Entry) -> io::Result<()> {
+    pub fn push(&mut self, entry: &T) -> io::Result<()> {
         if self.written == self.entries {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "more entries than the run's header promises",
             ));
         }
-        if self
-            .last_key
-            .is_some_and(|last| key_order(&entry.key, &last).is_lt())
-        {
+        if self.last.is_some_and(|last| entry.key_order(&last).is_lt()) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "spill run entries out of key order",
             ));
         }
-        self.last_key = Some(entry.key);
-        encode_entry(entry, &mut self.payload);
+        self.last = Some(*entry);
+        entry.encode(&mut self.payload);
         self.block_entries += 1;
         self.written += 1;
         if self.block_entries as usize == BLOCK_ENTRIES {
@@ -173,7 +149,7 @@ impl<W: Write> RunWriter<W> {
             return Ok(());
         }
         let mut header = [0u8; BLOCK_HEADER_BYTES];
-        // At most BLOCK_ENTRIES entries of ENTRY_BYTES_MAX bytes each.
+        // At most BLOCK_ENTRIES records of T::ENCODED_BYTES_MAX bytes each.
         #[allow(clippy::cast_possible_truncation)]
         let payload_len = self.payload.len() as u32;
         header[..4].copy_from_slice(&payload_len.to_le_bytes());
@@ -209,17 +185,17 @@ impl<W: Write> RunWriter<W> {
 }
 
 /// Reads a run back, checking everything.
-pub struct RunReader<R: Read> {
+pub struct RunReader<R: Read, T> {
     input: R,
-    /// Entries the header promises.
+    /// Records the header promises.
     entries: u64,
-    /// Entries decoded so far (all blocks read).
+    /// Records decoded so far (all blocks read).
     decoded: u64,
     blocks_read: u64,
-    block: Vec<Entry>,
+    block: Vec<T>,
     position: usize,
     payload: Vec<u8>,
-    last_key: Option<[u8; 32]>,
+    last: Option<T>,
     finished: bool,
 }
 
@@ -244,15 +220,15 @@ fn read_full(input: &mut impl Read, buf: &mut [u8]) -> Result<bool, io::Error> {
     Ok(true)
 }
 
-impl<R: Read> RunReader<R> {
+impl<R: Read, T: Record> RunReader<R, T> {
     /// Reads and checks the header.
-    pub fn open(mut input: R) -> Result<RunReader<R>, RunError> {
+    pub fn open(mut input: R) -> Result<RunReader<R, T>, RunError> {
         let mut header = [0u8; HEADER_BYTES];
         match read_full(&mut input, &mut header) {
             Ok(true) => {}
             Ok(false) => return Err(RunError::BadMagic),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Err(if header[..8] == MAGIC {
+                return Err(if header[..8] == T::MAGIC {
                     RunError::Truncated {
                         entries_read: 0,
                         entries: 0,
@@ -263,7 +239,7 @@ impl<R: Read> RunReader<R> {
             }
             Err(e) => return Err(RunError::Io(e.to_string())),
         }
-        if header[..8] != MAGIC {
+        if header[..8] != T::MAGIC {
             return Err(RunError::BadMagic);
         }
         let crc = u32::from_le_bytes([header[16], header[17], header[18], header[19]]);
@@ -280,7 +256,7 @@ impl<R: Read> RunReader<R> {
             block: Vec::new(),
             position: 0,
             payload: Vec::new(),
-            last_key: None,
+            last: None,
             finished: false,
         })
     }
@@ -292,7 +268,7 @@ impl<R: Read> RunReader<R> {
 
     /// The next entry, `None` after the last (and the end of the file
     /// checked).
-    pub fn next_entry(&mut self) -> Result<Option<Entry>, RunError> {
+    pub fn next_entry(&mut self) -> Result<Option<T>, RunError> {
         if self.position == self.block.len() {
             if self.finished {
                 return Ok(None);
@@ -344,7 +320,8 @@ impl<R: Read> RunReader<R> {
             return Err(bad("a block before the last is not full"));
         }
         let count = usize::try_from(count).map_err(|_| bad("entry count outside 1..=1024"))?;
-        if payload_len < count * ENTRY_BYTES_MIN || payload_len > count * ENTRY_BYTES_MAX {
+        if payload_len < count * T::ENCODED_BYTES_MIN || payload_len > count * T::ENCODED_BYTES_MAX
+        {
             return Err(bad("payload length does not fit the entry count"));
         }
         self.payload.resize(payload_len, 0);
@@ -362,16 +339,13 @@ impl<R: Read> RunReader<R> {
         self.position = 0;
         let mut bytes = self.payload.as_slice();
         for _ in 0..count {
-            let entry = decode_entry(&mut bytes).ok_or_else(|| bad("malformed entry"))?;
-            if self
-                .last_key
-                .is_some_and(|last| key_order(&entry.key, &last).is_lt())
-            {
+            let entry = T::decode(&mut bytes).ok_or_else(|| bad("malformed entry"))?;
+            if self.last.is_some_and(|last| entry.key_order(&last).is_lt()) {
                 return Err(RunError::OutOfOrder {
                     index: self.decoded + self.block.len() as u64,
                 });
             }
-            self.last_key = Some(entry.key);
+            self.last = Some(entry);
             self.block.push(entry);
         }
         if !bytes.is_empty() {
@@ -383,54 +357,9 @@ impl<R: Read> RunReader<R> {
     }
 }
 
-/// Decodes one entry from the front of `bytes`, advancing it; `None` if
-/// the bytes are not a canonical entry.
-fn decode_entry(bytes: &mut &[u8]) -> Option<Entry> {
-    let (key, rest) = bytes.split_first_chunk::<32>()?;
-    let (&value_len, rest) = rest.split_first()?;
-    let value_len = usize::from(value_len);
-    if value_len > 32 || rest.len() < value_len {
-        return None;
-    }
-    let (value_bytes, mut rest) = rest.split_at(value_len);
-    if value_bytes.first() == Some(&0) {
-        return None;
-    }
-    let mut value = [0u8; 32];
-    value[32 - value_len..].copy_from_slice(value_bytes);
-    let mut origin = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let (&byte, after) = rest.split_first()?;
-        rest = after;
-        let low = u64::from(byte & 0x7f);
-        if shift == 63 && low > 1 {
-            return None;
-        }
-        origin |= low << shift;
-        if byte & 0x80 == 0 {
-            // Canonical: a final byte of 0 only as the sole byte.
-            if byte == 0 && shift > 0 {
-                return None;
-            }
-            break;
-        }
-        shift += 7;
-        if shift > 63 {
-            return None;
-        }
-    }
-    *bytes = rest;
-    Some(Entry {
-        key: *key,
-        value,
-        origin,
-    })
-}
-
 /// Every entry of the run in `bytes` (fuzzing and tests).
 #[cfg(any(test, feature = "fuzzing"))]
-pub fn decode_all(bytes: &[u8]) -> Result<Vec<Entry>, RunError> {
+pub fn decode_all<T: Record>(bytes: &[u8]) -> Result<Vec<T>, RunError> {
     let mut reader = RunReader::open(bytes)?;
     let mut entries = Vec::new();
     while let Some(entry) = reader.next_entry()? {
@@ -441,7 +370,7 @@ pub fn decode_all(bytes: &[u8]) -> Result<Vec<Entry>, RunError> {
 
 /// The bytes of a run of `entries` (sorted by key; fuzzing and tests).
 #[cfg(any(test, feature = "fuzzing"))]
-pub fn encode_all(entries: &[Entry]) -> io::Result<Vec<u8>> {
+pub fn encode_all<T: Record>(entries: &[T]) -> io::Result<Vec<u8>> {
     let mut writer = RunWriter::new(Vec::new(), entries.len() as u64)?;
     for entry in entries {
         writer.push(entry)?;
@@ -457,6 +386,7 @@ mod io_errors;
 #[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
+    use crate::entries::{Entry, FlatRecord};
 
     fn entry(key: u8, value_low: u64, origin: u64) -> Entry {
         let mut value = [0u8; 32];
@@ -480,8 +410,40 @@ mod tests {
             })
             .collect();
         let bytes = encode_all(&entries).unwrap_or_default();
-        assert_eq!(decode_all(&bytes), Ok(entries));
-        assert_eq!(decode_all(&encode_all(&[]).unwrap_or_default()), Ok(vec![]));
+        assert_eq!(decode_all::<Entry>(&bytes), Ok(entries));
+        assert_eq!(
+            decode_all::<Entry>(&encode_all::<Entry>(&[]).unwrap_or_default()),
+            Ok(vec![])
+        );
+    }
+
+    #[test]
+    fn flat_records_round_trip_and_runs_of_another_kind_are_refused() {
+        let records: Vec<FlatRecord> = (0..2100u32)
+            .map(|i| {
+                let mut value = [0u8; 32];
+                value[(i % 33).min(31) as usize..].fill(i as u8 | 1);
+                FlatRecord {
+                    owner: [(i / 300) as u8; 20],
+                    key: *alloy_primitives::keccak256(i.to_be_bytes()),
+                    value,
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut records = records;
+        records.sort_by(Record::order);
+        let bytes = encode_all(&records).unwrap_or_default();
+        assert_eq!(decode_all::<FlatRecord>(&bytes), Ok(records.clone()));
+        assert_eq!(decode_all::<Entry>(&bytes), Err(RunError::BadMagic));
+        let entries = encode_all::<Entry>(&[entry(1, 1, 1)]).unwrap_or_default();
+        assert_eq!(decode_all::<FlatRecord>(&entries), Err(RunError::BadMagic));
+        // Out of account order: refused by the writer and the reader.
+        records.swap(0, 2000);
+        let mut writer = RunWriter::new(Vec::new(), records.len() as u64).ok();
+        let refused = writer
+            .as_mut()
+            .map(|w| records.iter().try_for_each(|r| w.push(r)).is_err());
+        assert_eq!(refused, Some(true));
     }
 
     #[test]
@@ -489,16 +451,16 @@ mod tests {
         let entries: Vec<Entry> = (0..100u64).map(|i| entry(i as u8, i, i)).collect();
         let bytes = encode_all(&entries).unwrap_or_default();
         for cut in 0..bytes.len() {
-            assert!(decode_all(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(decode_all::<Entry>(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         for at in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x10;
-            assert!(decode_all(&damaged).is_err(), "flip at {at}");
+            assert!(decode_all::<Entry>(&damaged).is_err(), "flip at {at}");
         }
         let mut longer = bytes.clone();
         longer.push(0);
-        assert_eq!(decode_all(&longer), Err(RunError::TrailingBytes));
+        assert_eq!(decode_all::<Entry>(&longer), Err(RunError::TrailingBytes));
     }
 
     fn sorted_entries() -> impl proptest::strategy::Strategy<Value = Vec<Entry>> {
@@ -537,14 +499,14 @@ mod tests {
             cut in proptest::prelude::any::<usize>(),
         ) {
             let bytes = encode_all(&entries).unwrap_or_default();
-            proptest::prop_assert_eq!(decode_all(&bytes), Ok(entries));
+            proptest::prop_assert_eq!(decode_all::<Entry>(&bytes), Ok(entries));
             let mut damaged = bytes.clone();
             damaged[at % bytes.len()] ^= flip;
-            proptest::prop_assert!(decode_all(&damaged).is_err());
-            proptest::prop_assert!(decode_all(&bytes[..cut % bytes.len()]).is_err());
+            proptest::prop_assert!(decode_all::<Entry>(&damaged).is_err());
+            proptest::prop_assert!(decode_all::<Entry>(&bytes[..cut % bytes.len()]).is_err());
             let mut longer = bytes;
             longer.push(flip);
-            proptest::prop_assert_eq!(decode_all(&longer), Err(RunError::TrailingBytes));
+            proptest::prop_assert_eq!(decode_all::<Entry>(&longer), Err(RunError::TrailingBytes));
         }
     }
 
@@ -558,7 +520,7 @@ mod tests {
             )
         });
         assert_eq!(writer, Some((true, true)));
-        let short = RunWriter::new(Vec::new(), 2).and_then(|w| w.finish());
+        let short = RunWriter::<_, Entry>::new(Vec::new(), 2).and_then(|w| w.finish());
         assert!(short.is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! I/O-error points of spill runs: every write and every read of a run
-//! fails in turn (and, separately, is interrupted or cut short). A failed
+//! I/O-error points of spill runs (of both kinds of record): every write
+//! and every read of a run fails in turn (and, separately, is interrupted
+//! or cut short). A failed
 //! write is an error, never a run that reads back as something else; a
 //! failed read is an error after a correct prefix, never a wrong entry;
 //! interrupted and short operations change nothing.
@@ -7,7 +8,8 @@
 use std::io::{self, Read, Write};
 
 use super::{decode_all, encode_all, RunError, RunReader, RunWriter, BLOCK_ENTRIES};
-use crate::entries::Entry;
+use crate::entries::{Entry, FlatRecord};
+use crate::sort::record::Record;
 
 /// What the wrapped operation `at` (0-based) does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,7 +121,21 @@ fn entries() -> Vec<Entry> {
         .collect()
 }
 
-fn write_run(entries: &[Entry], out: FaultyWriter) -> (io::Result<()>, Vec<u8>, usize) {
+/// The same, as flat records of a few accounts.
+fn flat_records() -> Vec<FlatRecord> {
+    let mut records: Vec<FlatRecord> = entries()
+        .into_iter()
+        .map(|entry| FlatRecord {
+            owner: [(entry.origin % 5) as u8; 20],
+            key: entry.key,
+            value: entry.value,
+        })
+        .collect();
+    records.sort_by(Record::order);
+    records
+}
+
+fn write_run<T: Record>(entries: &[T], out: FaultyWriter) -> (io::Result<()>, Vec<u8>, usize) {
     let mut writer = match RunWriter::new(out, entries.len() as u64) {
         Ok(writer) => writer,
         // The writer is gone with its bytes: nothing was accepted.
@@ -137,7 +153,7 @@ fn write_run(entries: &[Entry], out: FaultyWriter) -> (io::Result<()>, Vec<u8>, 
 }
 
 /// Reads a whole run: the entries read before the outcome, and the outcome.
-fn read_run(input: FaultyReader<'_>) -> (Vec<Entry>, Result<usize, RunError>) {
+fn read_run<T: Record>(input: FaultyReader<'_>) -> (Vec<T>, Result<usize, RunError>) {
     let mut read = Vec::new();
     let mut reader = match RunReader::open(input) {
         Ok(reader) => reader,
@@ -154,7 +170,12 @@ fn read_run(input: FaultyReader<'_>) -> (Vec<Entry>, Result<usize, RunError>) {
 
 #[test]
 fn every_write_of_a_run_fails_in_turn() {
-    let entries = entries();
+    check_writes(&entries());
+    check_writes(&flat_records());
+}
+
+fn check_writes<T: Record + PartialEq>(entries: &[T]) {
+    let entries = entries.to_vec();
     let expected = encode_all(&entries).unwrap();
     // Short writes: the same bytes. Count the operations.
     let (outcome, bytes, calls) = write_run(&entries, FaultyWriter::new(0, Fault::None, 1000));
@@ -170,7 +191,7 @@ fn every_write_of_a_run_fails_in_turn() {
         // What reached the output before the failure never reads back as
         // a run (the header promises every entry).
         assert!(
-            decode_all(&partial).is_err(),
+            decode_all::<T>(&partial).is_err(),
             "write {at}: partial run decodes"
         );
         let (outcome, bytes, _) =
@@ -182,7 +203,12 @@ fn every_write_of_a_run_fails_in_turn() {
 
 #[test]
 fn every_read_of_a_run_fails_in_turn() {
-    let entries = entries();
+    check_reads(&entries());
+    check_reads(&flat_records());
+}
+
+fn check_reads<T: Record + PartialEq>(entries: &[T]) {
+    let entries = entries.to_vec();
     let bytes = encode_all(&entries).unwrap();
     let reader = |at, fault| FaultyReader {
         bytes: &bytes,
@@ -191,18 +217,18 @@ fn every_read_of_a_run_fails_in_turn() {
         fault,
         short: 4093,
     };
-    let (read, outcome) = read_run(reader(usize::MAX, Fault::None));
+    let (read, outcome) = read_run::<T>(reader(usize::MAX, Fault::None));
     let calls = outcome.unwrap();
     assert_eq!(read, entries);
     assert!(calls > 20, "{calls} reads");
     for at in 0..calls {
-        let (read, outcome) = read_run(reader(at, Fault::Fail));
+        let (read, outcome) = read_run::<T>(reader(at, Fault::Fail));
         assert!(
             matches!(outcome, Err(RunError::Io(_))),
             "read {at}: {outcome:?}"
         );
         assert_eq!(read[..], entries[..read.len()], "read {at}: a wrong entry");
-        let (read, outcome) = read_run(reader(at, Fault::Interrupt));
+        let (read, outcome) = read_run::<T>(reader(at, Fault::Interrupt));
         outcome.unwrap_or_else(|e| panic!("read {at} interrupted: {e}"));
         assert_eq!(read, entries, "read {at} interrupted");
     }
