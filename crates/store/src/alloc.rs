@@ -14,7 +14,7 @@
 //! ([`PageBlocks`] counts the live page bytes of each such block); a page
 //! block is freed when its last live page is replaced.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 use std::ops::Range;
 
 /// A bitmap of used blocks. See the module documentation.
@@ -225,7 +225,7 @@ mod tests {
                 live.push(extent(start, blocks));
             }
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen: alloy_primitives::map::HashSet<_> = alloy_primitives::map::HashSet::default();
         for e in &live {
             for b in e.clone() {
                 assert!(seen.insert(b), "block {b} handed out twice");

@@ -5,7 +5,7 @@
 //! budget serves both: a flat leaf holds ~100 values of one account, a
 //! bucket ~40 unrelated stems.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::format::Extent;

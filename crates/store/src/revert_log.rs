@@ -27,7 +27,7 @@
 //!             32 value if present
 //! ```
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;

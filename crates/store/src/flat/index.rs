@@ -54,11 +54,15 @@ pub struct FlatIndex {
     /// Records in the leaves.
     stored_records: u64,
     /// The tip's value of every key changed since the last checkpoint
-    /// (`None`: removed).
-    changes: BTreeMap<FlatKey, Option<B256>>,
+    /// (`None`: removed). A hash map: every write inserts here, and a
+    /// checkpoint, which needs them in order, sorts them once.
+    changes: Changes,
     /// Misses per account, for the readahead window.
     readahead: Readahead,
 }
+
+/// The changes held in memory: key to the tip's value (`None`: removed).
+pub type Changes = alloy_primitives::map::HashMap<FlatKey, Option<B256>>;
 
 fn location(extent: &Extent) -> String {
     format!("offset {}", extent.offset)
@@ -70,7 +74,7 @@ impl FlatIndex {
         FlatIndex {
             directory,
             stored_records,
-            changes: BTreeMap::new(),
+            changes: Changes::default(),
             readahead: Readahead::default(),
         }
     }
@@ -91,13 +95,19 @@ impl FlatIndex {
     }
 
     /// Changes held in memory.
-    pub fn changes(&self) -> &BTreeMap<FlatKey, Option<B256>> {
+    pub fn changes(&self) -> &Changes {
         &self.changes
     }
 
-    /// Memory held by the changes (an estimate of the map's nodes).
+    /// The changes held in memory, in key order.
+    pub fn sorted_changes(&self) -> BTreeMap<FlatKey, Option<B256>> {
+        self.changes.iter().map(|(k, v)| (*k, *v)).collect()
+    }
+
+    /// Memory held by the changes (an estimate: the entry, 85 bytes, and
+    /// the table's spare room and control bytes).
     pub fn changes_bytes(&self) -> usize {
-        self.changes.len() * 128
+        self.changes.capacity() * 96
     }
 
     /// Records a change at the tip (`None`: the key is removed).
@@ -106,7 +116,7 @@ impl FlatIndex {
     }
 
     /// Forgets the changes (a reload replays them).
-    pub fn take_changes(&mut self) -> BTreeMap<FlatKey, Option<B256>> {
+    pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
     }
 
@@ -223,7 +233,7 @@ impl FlatIndex {
     /// The checkpoint that wrote the directory is durable: its marks are
     /// cleared, and the changes are replaced by `kept` (what the tip holds
     /// beyond the persisted state).
-    pub fn settled(&mut self, kept: BTreeMap<FlatKey, Option<B256>>) {
+    pub fn settled(&mut self, kept: Changes) {
         self.directory.settle();
         self.changes = kept;
     }

@@ -16,7 +16,7 @@
 //! past a leaf of another account or a leaf that is not the next block on
 //! disk (a leaf rewritten by a checkpoint moved).
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 use std::ops::Range;
 use std::sync::Mutex;
 

@@ -18,7 +18,7 @@
 //! commit since; after step 3 the new checkpoint holds them all and the
 //! WAL's old records carry an old epoch, so replay ignores them.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 use std::sync::Arc;
 
 use alloy_primitives::B256;
@@ -157,13 +157,13 @@ impl Store {
     /// The value at the persisted root of every key that unpersisted layers
     /// touched, grouped by the bucket holding the key now.
     fn persisted_values(&self) -> HashMap<BucketId, Vec<(B256, Option<B256>)>> {
-        let mut value_at_persisted: HashMap<B256, Option<B256>> = HashMap::new();
+        let mut value_at_persisted: HashMap<B256, Option<B256>> = HashMap::default();
         for layer in self.history.layers().iter().filter(|l| !l.persisted) {
             for (key, old) in &layer.old {
                 value_at_persisted.entry(*key).or_insert(*old);
             }
         }
-        let mut by_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::new();
+        let mut by_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::default();
         for (key, value) in value_at_persisted {
             let (_, bucket) = self.tree.trie.locate(&Stem::of_key(&key));
             by_bucket.entry(bucket).or_default().push((key, value));
@@ -224,7 +224,7 @@ impl Store {
         }
         // Bucket references must be final before pages are encoded. The old
         // extents stay in use until the new meta record is durable.
-        let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::new();
+        let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::default();
         for ((&id, new_ref), (_, summary)) in dirty.iter().zip(&new_refs).zip(&encoded) {
             let slot = &mut self.tree.buckets[id as usize];
             if let Some(old) = std::mem::replace(&mut slot.extent, *new_ref) {

@@ -9,7 +9,9 @@
 //! (the tip's, with unpersisted layers undone) into the leaves,
 //! copy-on-write, and keeps the unpersisted ones in memory.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use alloy_primitives::map::{HashMap, HashSet};
 use std::sync::Arc;
 
 use alloy_primitives::{Address, B256};
@@ -242,7 +244,7 @@ impl Store {
     /// The flat keys unpersisted layers touched, each with its value at
     /// the persisted root.
     fn flat_unpersisted(&self) -> HashMap<FlatKey, Option<B256>> {
-        let mut at_persisted: HashMap<FlatKey, Option<B256>> = HashMap::new();
+        let mut at_persisted: HashMap<FlatKey, Option<B256>> = HashMap::default();
         for layer in self.history.layers().iter().filter(|l| !l.persisted) {
             for (key, old) in &layer.old {
                 if let Some(owner) = layer.owners.get(key) {
@@ -260,7 +262,7 @@ impl Store {
         let Some(mut flat) = self.tree.flat.take() else {
             return Ok(());
         };
-        let mut persisted: BTreeMap<FlatKey, Option<B256>> = flat.changes().clone();
+        let mut persisted: BTreeMap<FlatKey, Option<B256>> = flat.sorted_changes();
         persisted.extend(self.flat_unpersisted());
         let mut io = FlatWriter {
             reader: FlatReader {

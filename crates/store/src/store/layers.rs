@@ -20,7 +20,7 @@
 //! recreates them with their roots). Persisted layers stay in memory, up to
 //! the revert depth, for readers and reverts.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
@@ -78,7 +78,7 @@ impl Layer {
 /// The value before the block of each key, from the undo list of an apply
 /// (application order: the first entry of a key is its value before).
 pub(crate) fn first_old(undo: Vec<(B256, Option<B256>)>) -> HashMap<B256, Option<B256>> {
-    let mut old = HashMap::with_capacity(undo.len());
+    let mut old = HashMap::with_capacity_and_hasher(undo.len(), Default::default());
     for (key, value) in undo {
         old.entry(key).or_insert(value);
     }
@@ -103,7 +103,7 @@ impl Store {
             return Err(StoreError::OwnersRequired);
         }
         let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
-        self.apply_layer(ops, HashMap::new())
+        self.apply_layer(ops, HashMap::default())
     }
 
     /// Applies `writes`, each `(owner, key, value)`: the account whose
@@ -121,7 +121,7 @@ impl Store {
                 .map(|(owner, key, _)| (*key, *owner))
                 .collect()
         } else {
-            HashMap::new()
+            HashMap::default()
         };
         self.apply_layer(ops, owners)
     }

@@ -225,7 +225,8 @@ impl Store {
         for layer in record.layers {
             let root_before = self.tree.root;
             let undo = self.apply_ops(&layer.ops)?;
-            let owners: std::collections::HashMap<B256, Address> = if self.tree.flat.is_some() {
+            let owners: alloy_primitives::map::HashMap<B256, Address> = if self.tree.flat.is_some()
+            {
                 if layer.owners.len() != layer.ops.len() {
                     return Err(StoreError::corrupted(
                         Structure::Wal,
@@ -240,7 +241,7 @@ impl Store {
                     .zip(layer.owners.iter().copied())
                     .collect()
             } else {
-                std::collections::HashMap::new()
+                alloy_primitives::map::HashMap::default()
             };
             self.record_flat(&layer.ops, &owners);
             if layer.revert {

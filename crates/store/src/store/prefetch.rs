@@ -5,7 +5,7 @@
 //! through io_uring or the pread pool) and caches what arrives; `apply`
 //! waits for a bucket still in flight rather than reading it a second time.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -163,7 +163,7 @@ impl Store {
     /// batch. Returns how many reads were started. Never blocks on I/O.
     pub fn prefetch(&self, keys: &[B256]) -> usize {
         let mut batch: Batch = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen: alloy_primitives::map::HashSet<_> = alloy_primitives::map::HashSet::default();
         let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
             let (_, bucket) = self.tree.trie.locate(&Stem::of_key(key));
@@ -194,7 +194,8 @@ impl Store {
         };
         let leaves = flat.directory().leaves();
         let mut batch: Batch = Vec::new();
-        let mut queued = std::collections::HashSet::new();
+        let mut queued: alloy_primitives::map::HashSet<_> =
+            alloy_primitives::map::HashSet::default();
         let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
             let flat_key = FlatKey::new(owner, key);

@@ -12,7 +12,9 @@
 //! blob's frontier) are read in one more batch and the walk repeats. Every
 //! bucket is read at most once per call.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+
+use alloy_primitives::map::HashMap;
 
 use alloy_primitives::B256;
 use rayon::prelude::*;
@@ -141,7 +143,7 @@ impl Store {
     /// Hashes, in parallel across buckets and batched within each, the
     /// stems a walk will need (see [`Prehash`]).
     fn prehash(&self, loaded: &mut [(BucketId, Bucket)], keys: &[B256], prehash: Prehash) {
-        let mut stems_of: HashMap<BucketId, Vec<Stem>> = HashMap::new();
+        let mut stems_of: HashMap<BucketId, Vec<Stem>> = HashMap::default();
         if prehash == Prehash::KeySubBuckets {
             for key in keys {
                 let stem = Stem::of_key(key);
@@ -209,14 +211,14 @@ impl Store {
         older: &BTreeMap<B256, Option<B256>>,
     ) -> HashMap<NodeId, crate::summary::Summary> {
         if older.is_empty() {
-            return HashMap::new();
+            return HashMap::default();
         }
-        let mut per_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::new();
+        let mut per_bucket: HashMap<BucketId, Vec<(B256, Option<B256>)>> = HashMap::default();
         for (key, value) in older {
             let bucket = self.tree.trie.locate(&Stem::of_key(key)).1;
             per_bucket.entry(bucket).or_default().push((*key, *value));
         }
-        let mut leaves = HashMap::new();
+        let mut leaves = HashMap::default();
         for (id, bucket) in loaded.iter_mut() {
             if let Some(writes) = per_bucket.get(id) {
                 // `older` is a sorted map, so each bucket's writes are sorted.

@@ -12,7 +12,7 @@
 //! not exist then are deleted), applied in one atomic `apply_ops`: a revert
 //! either happens whole or not at all.
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
@@ -53,7 +53,7 @@ impl Store {
         let plan = self.plan_revert(root)?;
         // Each key back to its value at the target: the oldest reverted
         // layer's previous value wins.
-        let mut net: HashMap<B256, Option<B256>> = HashMap::new();
+        let mut net: HashMap<B256, Option<B256>> = HashMap::default();
         for diff in &plan.diffs {
             for (key, value) in diff {
                 net.insert(*key, *value);

@@ -11,7 +11,9 @@
 //! [`super::prove`]). A walk whose `missing` is empty saw the true tree.
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use alloy_primitives::map::HashMap;
 
 use alloy_primitives::B256;
 use ubt_spec::hash::Hash;
@@ -110,7 +112,7 @@ impl<'a> StateView<'a> {
         StateView {
             trie,
             overrides,
-            buckets: HashMap::new(),
+            buckets: HashMap::default(),
             missing: RefCell::new(BTreeSet::new()),
         }
     }

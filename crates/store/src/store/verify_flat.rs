@@ -106,8 +106,9 @@ impl Store {
         self.verify_flat_directory(flat, report)?;
         let reader = self.flat_reader(false);
         let leaves = flat.directory().leaves();
+        let changes = flat.sorted_changes();
         let mut tip = TipRecords {
-            changes: flat.changes().iter().peekable(),
+            changes: changes.iter().peekable(),
             digest: EntryDigest::default(),
         };
         let mut previous: Option<FlatKey> = None;

@@ -16,7 +16,7 @@
 
 pub mod page;
 
-use std::collections::HashMap;
+use alloy_primitives::map::HashMap;
 
 use ubt_spec::key::Stem;
 
