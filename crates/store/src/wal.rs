@@ -210,16 +210,36 @@ const KIND_REVERT: u32 = 1;
 /// Bit of a layer's kind field: owners follow.
 const KIND_OWNED: u32 = 2;
 
+/// The sorted, unique owners of a layer. Ops come grouped by account
+/// (one account's writes together), so repeats next to each other are
+/// dropped before the sort.
+fn distinct_owners(owners: &[Address]) -> Vec<Address> {
+    let mut table: Vec<Address> = Vec::new();
+    for owner in owners {
+        if table.last() != Some(owner) {
+            table.push(*owner);
+        }
+    }
+    table.sort_unstable();
+    table.dedup();
+    table
+}
+
 /// The sorted, unique owners of a layer and each op's index among them,
 /// sets first then deletes (the encoded order).
 fn owner_table(ops: &[(B256, Option<B256>)], owners: &[Address]) -> (Vec<Address>, Vec<u32>) {
-    let mut table: Vec<Address> = owners.to_vec();
-    table.sort_unstable();
-    table.dedup();
-    let index = |owner: &Address| {
+    let table = distinct_owners(owners);
+    let mut last: Option<(Address, u32)> = None;
+    let mut index = |owner: &Address| {
+        if let Some((last_owner, at)) = last {
+            if last_owner == *owner {
+                return at;
+            }
+        }
         // A layer has at most LAYER_OPS_MAX owners.
         #[allow(clippy::cast_possible_truncation)]
         let at = table.binary_search(owner).unwrap_or(0) as u32;
+        last = Some((*owner, at));
         at
     };
     let sets = ops.iter().zip(owners).filter(|((_, v), _)| v.is_some());
@@ -266,10 +286,7 @@ pub fn layer_len(ops: &[(B256, Option<B256>)], owners: &[Address]) -> usize {
     let owned = if owners.is_empty() {
         0
     } else {
-        let mut distinct = owners.to_vec();
-        distinct.sort_unstable();
-        distinct.dedup();
-        4 + 20 * distinct.len() + 4 * ops.len()
+        4 + 20 * distinct_owners(owners).len() + 4 * ops.len()
     };
     LAYER_HEADER_BYTES + 64 * (ops.len() - deletes) + 32 * deletes + owned
 }

@@ -18,7 +18,7 @@
 //! commit since; after step 3 the new checkpoint holds them all and the
 //! WAL's old records carry an old epoch, so replay ignores them.
 
-use alloy_primitives::map::HashMap;
+use alloy_primitives::map::{B256Map, HashMap};
 use std::sync::Arc;
 
 use alloy_primitives::B256;
@@ -157,7 +157,7 @@ impl Store {
     /// The value at the persisted root of every key that unpersisted layers
     /// touched, grouped by the bucket holding the key now.
     fn persisted_values(&self) -> HashMap<BucketId, Vec<(B256, Option<B256>)>> {
-        let mut value_at_persisted: HashMap<B256, Option<B256>> = HashMap::default();
+        let mut value_at_persisted: B256Map<Option<B256>> = B256Map::default();
         for layer in self.history.layers().iter().filter(|l| !l.persisted) {
             for (key, old) in &layer.old {
                 value_at_persisted.entry(*key).or_insert(*old);

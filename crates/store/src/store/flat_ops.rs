@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::map::{HashMap, HashSet};
+use alloy_primitives::map::{B256Map, HashMap, HashSet};
 use std::sync::Arc;
 
 use alloy_primitives::{Address, B256};
@@ -208,11 +208,7 @@ impl Store {
 
     /// Records applied ops in the flat index, each under its key's owner
     /// (nothing when the database keeps no flat index).
-    pub(super) fn record_flat(
-        &mut self,
-        ops: &[(B256, Option<B256>)],
-        owners: &HashMap<B256, Address>,
-    ) {
+    pub(super) fn record_flat(&mut self, ops: &[(B256, Option<B256>)], owners: &B256Map<Address>) {
         let Some(flat) = &mut self.tree.flat else {
             return;
         };

@@ -20,7 +20,7 @@
 //! recreates them with their roots). Persisted layers stay in memory, up to
 //! the revert depth, for readers and reverts.
 
-use alloy_primitives::map::HashMap;
+use alloy_primitives::map::{B256Map, HashMap};
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
@@ -41,10 +41,10 @@ pub struct Layer {
     /// The layer's writes in order (`None` deletes; only reverts delete).
     pub ops: Vec<(B256, Option<B256>)>,
     /// Every key the layer touched, with its value before the layer.
-    pub old: HashMap<B256, Option<B256>>,
+    pub old: B256Map<Option<B256>>,
     /// The account owning every key the layer touched (a database with a
     /// flat index; empty otherwise).
-    pub owners: HashMap<B256, Address>,
+    pub owners: B256Map<Address>,
     /// Whether the layer is in the WAL (or a checkpoint).
     pub persisted: bool,
     /// Stem and value counts after the layer.
@@ -77,8 +77,8 @@ impl Layer {
 
 /// The value before the block of each key, from the undo list of an apply
 /// (application order: the first entry of a key is its value before).
-pub(crate) fn first_old(undo: Vec<(B256, Option<B256>)>) -> HashMap<B256, Option<B256>> {
-    let mut old = HashMap::with_capacity_and_hasher(undo.len(), Default::default());
+pub(crate) fn first_old(undo: Vec<(B256, Option<B256>)>) -> B256Map<Option<B256>> {
+    let mut old = B256Map::with_capacity_and_hasher(undo.len(), Default::default());
     for (key, value) in undo {
         old.entry(key).or_insert(value);
     }
@@ -130,7 +130,7 @@ impl Store {
     fn apply_layer(
         &mut self,
         ops: Vec<(B256, Option<B256>)>,
-        owners: HashMap<B256, Address>,
+        owners: B256Map<Address>,
     ) -> Result<Hash> {
         if ops.len() > wal::LAYER_OPS_MAX {
             return Err(StoreError::BlockTooLarge {
@@ -216,25 +216,12 @@ impl Store {
             .iter()
             .position(|l| !l.persisted)
             .unwrap_or(index);
-        let mut start = first;
-        while start <= index {
-            // The most layers from `start` that fit one record (at least one:
-            // apply bounds a layer so that it fits alone).
-            let mut bytes = wal::record_len(&[]);
-            let mut end = start;
-            while end <= index {
-                let layer = &self.history.layers()[end];
-                let more = wal::layer_len(&layer.ops, &Self::op_owners(layer));
-                if end > start && bytes + more > wal::RECORD_BYTES_MAX {
-                    break;
-                }
-                bytes += more;
-                end += 1;
-            }
-            let wal_layers: Vec<WalLayer> = self
-                .history
+        // Each pending layer as the WAL holds it (its owners looked up
+        // once), then cut into records.
+        let pending: Vec<WalLayer> = if first <= index {
+            self.history
                 .layers()
-                .range(start..end)
+                .range(first..=index)
                 .map(|l| WalLayer {
                     seq: l.seq,
                     root: l.root,
@@ -242,15 +229,33 @@ impl Store {
                     revert: false,
                     owners: Self::op_owners(l),
                 })
-                .collect();
-            let root = self.history.layers()[end - 1].root;
-            if let Err(error) = self.append_record(&root, &wal_layers) {
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut start = 0;
+        while start < pending.len() {
+            // The most layers from `start` that fit one record (at least one:
+            // apply bounds a layer so that it fits alone).
+            let mut bytes = wal::record_len(&[]);
+            let mut end = start;
+            while end < pending.len() {
+                let layer = &pending[end];
+                let more = wal::layer_len(&layer.ops, &layer.owners);
+                if end > start && bytes + more > wal::RECORD_BYTES_MAX {
+                    break;
+                }
+                bytes += more;
+                end += 1;
+            }
+            let root = pending[end - 1].root;
+            if let Err(error) = self.append_record(&root, &pending[start..end]) {
                 // Records before this one are durable and stay; the
                 // layers this one and later ones hold are undone.
                 self.revert_unpersisted();
                 return Err(error);
             }
-            self.history.mark_persisted(start..end);
+            self.history.mark_persisted(first + start..first + end);
             start = end;
         }
         self.trim_layers();

@@ -21,7 +21,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::read::block_location;
-use alloy_primitives::{Address, B256};
+use alloy_primitives::map::B256Map;
+use alloy_primitives::Address;
 
 use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
 use crate::alloc::{BlockAllocator, PageBlocks};
@@ -225,8 +226,7 @@ impl Store {
         for layer in record.layers {
             let root_before = self.tree.root;
             let undo = self.apply_ops(&layer.ops)?;
-            let owners: alloy_primitives::map::HashMap<B256, Address> = if self.tree.flat.is_some()
-            {
+            let owners: B256Map<Address> = if self.tree.flat.is_some() {
                 if layer.owners.len() != layer.ops.len() {
                     return Err(StoreError::corrupted(
                         Structure::Wal,

@@ -12,7 +12,7 @@
 //! not exist then are deleted), applied in one atomic `apply_ops`: a revert
 //! either happens whole or not at all.
 
-use alloy_primitives::map::HashMap;
+use alloy_primitives::map::B256Map;
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
@@ -33,7 +33,7 @@ struct RevertPlan {
     persisted: bool,
     /// The owner of every key a reverted layer touched (a database with a
     /// flat index).
-    owners: HashMap<B256, Address>,
+    owners: B256Map<Address>,
 }
 
 impl Store {
@@ -53,7 +53,7 @@ impl Store {
         let plan = self.plan_revert(root)?;
         // Each key back to its value at the target: the oldest reverted
         // layer's previous value wins.
-        let mut net: HashMap<B256, Option<B256>> = HashMap::default();
+        let mut net: B256Map<Option<B256>> = B256Map::default();
         for diff in &plan.diffs {
             for (key, value) in diff {
                 net.insert(*key, *value);
@@ -117,7 +117,7 @@ impl Store {
                 .map(|l| l.old.iter().map(|(k, v)| (*k, *v)).collect())
                 .collect()
         };
-        let owners_after = |position: usize| -> HashMap<B256, Address> {
+        let owners_after = |position: usize| -> B256Map<Address> {
             self.history
                 .layers()
                 .range(position..)
