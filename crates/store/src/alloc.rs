@@ -88,9 +88,16 @@ impl BlockAllocator {
     pub fn alloc(&mut self, blocks: u32) -> u64 {
         debug_assert!(blocks > 0);
         let need = u64::from(blocks);
-        let found = self
-            .find_run(self.cursor, self.end, need)
-            .or_else(|| self.find_run(0, self.cursor.min(self.end), need));
+        // Without a free block below the end (a file written block after
+        // block, as a bulk build writes it) there is nothing to search:
+        // scanning the whole bitmap on every allocation made such writes
+        // quadratic in the file's size.
+        let found = if self.used_count >= self.end {
+            None
+        } else {
+            self.find_run(self.cursor, self.end, need)
+                .or_else(|| self.find_run(0, self.cursor.min(self.end), need))
+        };
         let start = found.unwrap_or(self.end);
         for block in start..start + need {
             self.set(block, true);

@@ -248,6 +248,10 @@ impl FlatIndex {
         let mut index = FlatIndex::default();
         let mut fences: Vec<Fence> = Vec::new();
         let mut current: Vec<Record> = Vec::new();
+        // The encoded length of `current`, kept as records come (measuring
+        // the whole leaf at every record made the build quadratic in the
+        // records per leaf).
+        let mut current_len = leaf::EMPTY_LEAF_BYTES;
         let mut last: Option<FlatKey> = None;
         for (position, record) in records.into_iter().enumerate() {
             let record = record?;
@@ -257,16 +261,17 @@ impl FlatIndex {
                 });
             }
             last = Some(record.0);
-            current.push(record);
-            if leaf::encoded_len(&current) > BUILD_FILL_BYTES {
-                let Some(overflow) = current.pop() else {
-                    continue;
-                };
+            let mut added = leaf::appended_len(current.last(), &record);
+            if !current.is_empty() && current_len + added > BUILD_FILL_BYTES {
                 fences.push(write_leaf(&current, io)?);
                 index.stored_records += current.len() as u64;
                 current.clear();
-                current.push(overflow);
+                current_len = leaf::EMPTY_LEAF_BYTES;
+                added = leaf::appended_len(None, &record);
             }
+            current.push(record);
+            current_len += added;
+            debug_assert_eq!(current_len, leaf::encoded_len(&current));
         }
         if !current.is_empty() {
             fences.push(write_leaf(&current, io)?);

@@ -54,6 +54,20 @@ pub fn record_bytes(value: &B256) -> usize {
     32 + 1 + value_bytes(value).len()
 }
 
+/// Encoded bytes of a leaf holding no record.
+pub const EMPTY_LEAF_BYTES: usize = HEADER_BYTES;
+
+/// Bytes `record` adds to a leaf whose last record is `last`: the record,
+/// and a group header when it starts another account's group. Summed from
+/// [`EMPTY_LEAF_BYTES`], what [`encoded_len`] gives.
+pub fn appended_len(last: Option<&Record>, record: &Record) -> usize {
+    let same_owner = last.is_some_and(|(last, _)| {
+        last.as_bytes()[..OWNER_BYTES] == record.0.as_bytes()[..OWNER_BYTES]
+    });
+    let group = if same_owner { 0 } else { GROUP_HEADER_BYTES };
+    group + record_bytes(&record.1)
+}
+
 /// Encoded bytes of a leaf holding `records` (sorted, unique).
 pub fn encoded_len(records: &[Record]) -> usize {
     let mut len = HEADER_BYTES;
