@@ -1,0 +1,3 @@
+module github.com/ubt/bindings/go
+
+go 1.25
