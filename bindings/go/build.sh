@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the Rust library this Go module links: the static library of the
-# crate ubt-ffi, in the repository's target/release directory.
+# crate ubt-ffi (cargo build --release), copied to lib/libubt_ffi.a in
+# this folder, where the module's cgo directives look for it.
 #
 # Usage: ./build.sh   (from any directory)
 set -eu
@@ -21,6 +22,9 @@ if [ ! -f "$lib" ]; then
     echo "build.sh: cargo did not produce $lib" >&2
     exit 1
 fi
+mkdir -p "$here/lib"
+cp "$lib" "$here/lib/libubt_ffi.a.tmp"
+mv "$here/lib/libubt_ffi.a.tmp" "$here/lib/libubt_ffi.a"
 echo "built:"
-ls -l "$lib"
+ls -l "$here/lib/libubt_ffi.a"
 echo "header: $root/crates/ffi/include/ubt.h"

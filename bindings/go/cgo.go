@@ -1,12 +1,12 @@
 package ubt
 
-// The link against the ubt-ffi static library built by build.sh
-// (target/release/libubt_ffi.a at the repository root), and the system
-// libraries Rust's standard library needs on Linux with glibc.
+// The link against the ubt-ffi static library that build.sh builds and
+// copies to lib/libubt_ffi.a in this folder, and the system libraries
+// Rust's standard library needs on Linux with glibc.
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../crates/ffi/include
-#cgo LDFLAGS: ${SRCDIR}/../../target/release/libubt_ffi.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+#cgo LDFLAGS: ${SRCDIR}/lib/libubt_ffi.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 #include <stdlib.h>
 #include "shim.h"
 */
