@@ -67,7 +67,9 @@ impl Reader {
     /// The account at `address` in the snapshot ([`Db::account`]).
     pub fn account(&self, address: &Address) -> Result<Option<Account>> {
         let store = self.shared.read();
-        read_account(address, |keys| store.get_many_at(keys, &self.snapshot))
+        read_account(address, |keys| {
+            store.get_owned_at(&owned(address, keys), &self.snapshot)
+        })
     }
 
     /// The value of storage slot `slot` of `address` in the snapshot
@@ -75,13 +77,15 @@ impl Reader {
     pub fn storage(&self, address: &Address, slot: &U256) -> Result<Option<B256>> {
         let store = self.shared.read();
         read_storage(address, slot, |keys| {
-            store.get_many_at(keys, &self.snapshot)
+            store.get_owned_at(&owned(address, keys), &self.snapshot)
         })
     }
 
     /// The code of `address` in the snapshot ([`Db::code`]).
     pub fn code(&self, address: &Address) -> std::result::Result<Option<Bytes>, CodeError> {
         let store = self.shared.read();
-        read_code(address, |keys| store.get_many_at(keys, &self.snapshot))
+        read_code(address, |keys| {
+            store.get_owned_at(&owned(address, keys), &self.snapshot)
+        })
     }
 }

@@ -438,3 +438,60 @@ fn reads_on_a_read_only_handle_and_writes_refused() {
         Err(ubt_engine::Error::ReadOnly(_))
     ));
 }
+
+/// A snapshot's account-level reads go through the flat index when the
+/// database keeps one: one contract's slots, scattered over as many stems
+/// (and buckets) as there are slots, are read from the few index leaves
+/// that hold them. They once read the buckets, one per slot, whatever the
+/// index. The values are the snapshot's, also for slots changed by a
+/// newer block.
+#[test]
+fn a_snapshots_account_reads_go_through_the_flat_index() {
+    const SLOTS: u64 = 300;
+    let dir = TempDir::new("reader-flat");
+    let who = address(2);
+    // Slot i << 16: every slot in its own stem.
+    let scattered = |i: u64| U256::from(i + 1) << 16;
+    let value = |i: u64, generation: u8| B256::from(U256::from(i * 1000 + u64::from(generation)));
+    let mut db = Db::open(&dir.0, flat_options(true)).expect("create");
+    let mut block = AccountBatch::new();
+    block.set_account(who, Account::default());
+    for i in 0..SLOTS {
+        block.set_storage(who, scattered(i), value(i, 0));
+    }
+    // Another account's 20,000 stems, so the contract's slots fall in
+    // different buckets (about 40 stems share one).
+    for i in 0..20_000 {
+        block.set_storage(address(1), scattered(i), value(i, 9));
+    }
+    let root = db.apply_accounts(&block).expect("apply");
+    db.checkpoint().expect("checkpoint");
+    db.close().expect("close");
+
+    let mut db = Db::open(&dir.0, flat_options(true)).expect("reopen");
+    let snapshot = db.reader(&root).expect("reader");
+    let mut newer = AccountBatch::new();
+    for i in (0..SLOTS).step_by(3) {
+        newer.set_storage(who, scattered(i), value(i, 1));
+    }
+    db.apply_accounts(&newer).expect("apply a newer block");
+
+    let reads_before = db.diagnostics().io.bucket_reads;
+    for i in 0..SLOTS {
+        assert_eq!(
+            snapshot.storage(&who, &scattered(i)).expect("read"),
+            Some(value(i, 0)),
+            "slot {i} at the snapshot"
+        );
+    }
+    let reads = db.diagnostics().io.bucket_reads - reads_before;
+    assert!(
+        reads * 10 < SLOTS,
+        "{reads} reads from disk for {SLOTS} slots of one contract: the snapshot read the \
+         buckets, not the flat index"
+    );
+    assert_eq!(
+        db.storage(&who, &scattered(3)).expect("read"),
+        Some(value(3, 1))
+    );
+}

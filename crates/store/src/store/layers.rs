@@ -343,6 +343,37 @@ impl Store {
     /// The values of `keys` at `snapshot`, in order; keys no newer layer
     /// touched are read from the tip in one batch.
     pub fn get_many_at(&self, keys: &[B256], snapshot: &Snapshot) -> Result<Vec<Option<B256>>> {
+        self.read_at(keys, snapshot, |key| *key, |at_tip| self.get_many(at_tip))
+    }
+
+    /// [`Store::get_owned`] at `snapshot`: the values of tree keys, each
+    /// given with the account it belongs to, in order; keys no newer layer
+    /// touched are read from the tip in one batch, through the flat index
+    /// when the database keeps one.
+    pub fn get_owned_at(
+        &self,
+        keys: &[(Address, B256)],
+        snapshot: &Snapshot,
+    ) -> Result<Vec<Option<B256>>> {
+        self.read_at(
+            keys,
+            snapshot,
+            |(_, key)| *key,
+            |at_tip| self.get_owned(at_tip),
+        )
+    }
+
+    /// The snapshot read shared by [`Store::get_many_at`] and
+    /// [`Store::get_owned_at`]: each key's value from the oldest layer
+    /// newer than `snapshot` that changed it (its value before that
+    /// layer), else from `read_tip`, called once with the keys left.
+    fn read_at<K: Copy>(
+        &self,
+        keys: &[K],
+        snapshot: &Snapshot,
+        tree_key: impl Fn(&K) -> B256,
+        read_tip: impl FnOnce(&[K]) -> Result<Vec<Option<B256>>>,
+    ) -> Result<Vec<Option<B256>>> {
         if self.is_voided(snapshot.seq) {
             return Err(StoreError::SnapshotReverted(snapshot.root));
         }
@@ -354,15 +385,20 @@ impl Store {
             .collect();
         let mut out: Vec<Option<Option<B256>>> = keys
             .iter()
-            .map(|key| newer.iter().find_map(|l| l.old.get(key).copied()))
+            .map(|key| {
+                let key = tree_key(key);
+                newer.iter().find_map(|l| l.old.get(&key).copied())
+            })
             .collect();
-        let at_tip: Vec<B256> = keys
+        let at_tip: Vec<K> = keys
             .iter()
             .zip(&out)
             .filter(|(_, v)| v.is_none())
             .map(|(k, _)| *k)
             .collect();
-        let mut tip = self.get_many(&at_tip)?.into_iter();
+        let tip_values = read_tip(&at_tip)?;
+        debug_assert_eq!(tip_values.len(), at_tip.len(), "one tip value per key");
+        let mut tip = tip_values.into_iter();
         for value in &mut out {
             if value.is_none() {
                 *value = Some(tip.next().flatten());
