@@ -38,7 +38,13 @@ type blockExecutor interface {
 // binary trie opened at the parent root (recordingState), kept as done
 // after the commit for its Witness().
 type statedbExec struct {
-	s       *store
+	sdb state.Database
+	// code returns the code with a hash from the engine's code store
+	// (nil when it holds none).
+	code func(hash common.Hash) ([]byte, error)
+	// persist makes the committed state durable (see store.persist).
+	persist func(root, parent common.Hash) error
+
 	parent  common.Hash
 	st      *state.StateDB
 	newRoot common.Hash
@@ -65,7 +71,7 @@ func (e *statedbExec) read(b *block) error {
 	if e.rec != nil {
 		st, e.tr, err = e.rec.open(e.parent)
 	} else {
-		st, err = state.New(e.parent, e.s.sdb)
+		st, err = state.New(e.parent, e.sdb)
 	}
 	if err != nil {
 		return err
@@ -130,7 +136,10 @@ func (e *statedbExec) apply(b *block) (common.Hash, error) {
 func (e *statedbExec) setCode(b *block, w *access) error {
 	var code []byte
 	if w.codeHash != types.EmptyCodeHash {
-		code = rawdb.ReadCode(e.s.db, w.codeHash)
+		var err error
+		if code, err = e.code(w.codeHash); err != nil {
+			return err
+		}
 		if code == nil || crypto.Keccak256Hash(code) != w.codeHash {
 			return badInput("block %d: account %x gets code %x, which the database does not hold (the peer replays writes, it cannot create code)", b.number, w.addr, w.codeHash)
 		}
@@ -150,12 +159,22 @@ func (e *statedbExec) commit(b *block) error {
 	if root != e.newRoot {
 		return fmt.Errorf("block %d: commit root %x differs from the hashed root %x", b.number, root, e.newRoot)
 	}
-	if err := e.s.persist(root, e.parent); err != nil {
+	if err := e.persist(root, e.parent); err != nil {
 		return err
 	}
 	e.parent, e.st = root, nil
 	e.done, e.tr = e.tr, nil
 	return nil
+}
+
+// newStatedbExec replays accounts-mode blocks on a geth store (Pebble).
+func newStatedbExec(s *store, parent common.Hash) *statedbExec {
+	return &statedbExec{
+		sdb:     s.sdb,
+		code:    func(h common.Hash) ([]byte, error) { return rawdb.ReadCode(s.db, h), nil },
+		persist: s.persist,
+		parent:  parent,
+	}
 }
 
 // rawExec runs raw-mode blocks on one raw trie, reopened at the parent root

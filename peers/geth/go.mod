@@ -5,7 +5,11 @@ go 1.25.0
 require (
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/holiman/uint256 v1.3.2
+	github.com/ubt/bindings/go v0.0.0
 )
+
+// The ubt bindings (cgo), used only by --engine ubt (build tag ubt).
+replace github.com/ubt/bindings/go => ../../bindings/go
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect

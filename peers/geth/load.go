@@ -91,6 +91,9 @@ func cmdLoad(c *command, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.opts.engine == engineUBT {
+		return cmdLoadUBT(c, w, stdout)
+	}
 	s, err := createStore(c.db, &c.opts, w.Mode)
 	if err != nil {
 		return err

@@ -12,6 +12,12 @@ import (
 const (
 	engineBintrie = "bintrie"
 	engineMPT     = "mpt"
+	engineUBT     = "ubt" // geth's StateDB over ubt (ubt.go, build tag ubt)
+
+	// ubtDefaultGroupDepth is ubt's own default group depth
+	// (ubt_engine::DEFAULT_GROUP_DEPTH), used by --engine ubt when
+	// --group-depth is not given.
+	ubtDefaultGroupDepth = 6
 
 	// defaultChunk bounds load's memory: geth's in-memory binary trie holds
 	// about 6.2 KB per stem (a StemNode has 256 value slices), so a chunk of
@@ -25,15 +31,26 @@ type engineOpts struct {
 	groupDepth int
 	cacheMB    int
 	chunk      int // load: state records per commit
+	// flatIndex (ubt only): on account states, ubt keeps its flat index
+	// of account values (--flat-index on, the default, as ubt's runner).
+	flatIndex bool
 }
 
 // engineName is the "engine" field of the output.
 func (o *engineOpts) engineName() string { return "geth-" + o.engine }
 
-// variant is the "variant" field of the output: gdG or mpt.
+// variant is the "variant" field of the output: gdG (bintrie), mpt, or
+// for ubt gdG (with its flat index on account states) or gdG-noflat
+// (without), named as ubt's own runner names those configurations.
 func (o *engineOpts) variant() string {
-	if o.engine == engineMPT {
+	switch o.engine {
+	case engineMPT:
 		return "mpt"
+	case engineUBT:
+		if o.flatIndex {
+			return fmt.Sprintf("gd%d", o.groupDepth)
+		}
+		return fmt.Sprintf("gd%d-noflat", o.groupDepth)
 	}
 	return fmt.Sprintf("gd%d", o.groupDepth)
 }
@@ -50,8 +67,8 @@ type command struct {
 }
 
 const usage = `usage:
-  geth-peer load --engine bintrie|mpt [--group-depth G] --db DIR --workload WDIR [--cache MB] [--chunk N]
-  geth-peer run  --engine bintrie|mpt [--group-depth G] --db DIR --workload WDIR --run R [--cache MB] [--verify-flush] [--witness FILE]
+  geth-peer load --engine bintrie|mpt|ubt [--group-depth G] --db DIR --workload WDIR [--cache MB] [--chunk N]
+  geth-peer run  --engine bintrie|mpt|ubt [--group-depth G] --db DIR --workload WDIR --run R [--cache MB] [--verify-flush] [--witness FILE]
   geth-peer root --engine bintrie [--group-depth G] --workload WDIR
 `
 
@@ -63,10 +80,11 @@ func parseCommand(args []string) (*command, error) {
 	c := &command{name: args[0]}
 	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&c.opts.engine, "engine", "", "bintrie or mpt")
-	fs.IntVar(&c.opts.groupDepth, "group-depth", triedb.DefaultBinTrieGroupDepth, "binary trie group depth (1..8)")
+	fs.StringVar(&c.opts.engine, "engine", "", "bintrie, mpt or ubt")
+	fs.IntVar(&c.opts.groupDepth, "group-depth", triedb.DefaultBinTrieGroupDepth, "group depth (1..8) of the binary trie (default 5) or of ubt (default 6)")
 	fs.StringVar(&c.workload, "workload", "", "workload directory")
 	fs.IntVar(&c.opts.cacheMB, "cache", 1024, "memory for caches in MiB, split like geth's --cache")
+	flatIndex := fs.String("flat-index", "on", "ubt only: on (ubt's flat index of account values on account states) or off")
 	switch c.name {
 	case "load":
 		fs.StringVar(&c.db, "db", "", "database directory (created)")
@@ -90,6 +108,17 @@ func parseCommand(args []string) (*command, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch *flatIndex {
+	case "on":
+		c.opts.flatIndex = true
+	case "off":
+		c.opts.flatIndex = false
+	default:
+		return nil, badInput("--flat-index %q: expected on or off", *flatIndex)
+	}
+	if set["flat-index"] && c.opts.engine != engineUBT {
+		return nil, badInput("--flat-index applies to --engine ubt only")
+	}
 
 	switch c.opts.engine {
 	case engineBintrie:
@@ -98,13 +127,23 @@ func parseCommand(args []string) (*command, error) {
 		}
 	case engineMPT:
 		if set["group-depth"] {
-			return nil, badInput("--group-depth applies to --engine bintrie only")
+			return nil, badInput("--group-depth applies to --engine bintrie and ubt only")
 		}
 		c.opts.groupDepth = 0
+	case engineUBT:
+		if !set["group-depth"] {
+			c.opts.groupDepth = ubtDefaultGroupDepth
+		}
+		if c.opts.groupDepth < 1 || c.opts.groupDepth > 8 {
+			return nil, badInput("--group-depth %d: must be 1..8", c.opts.groupDepth)
+		}
+		if c.verify {
+			return nil, badInput("--verify-flush applies to --engine bintrie and mpt only (it watches Pebble's WAL)")
+		}
 	case "":
-		return nil, badInput("%s: --engine is required (bintrie or mpt)", c.name)
+		return nil, badInput("%s: --engine is required (bintrie, mpt or ubt)", c.name)
 	default:
-		return nil, badInput("--engine %q: expected bintrie or mpt", c.opts.engine)
+		return nil, badInput("--engine %q: expected bintrie, mpt or ubt", c.opts.engine)
 	}
 	if c.name == "root" && c.opts.engine != engineBintrie {
 		return nil, badInput("root: only --engine bintrie is supported")

@@ -13,6 +13,9 @@ func cmdRun(c *command, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if c.opts.engine == engineUBT {
+		return cmdRunUBT(c, w, stdout, stderr)
+	}
 	f, err := openInput(w.blocksPath())
 	if err != nil {
 		return err
@@ -48,19 +51,20 @@ func cmdRun(c *command, stdout, stderr io.Writer) error {
 	if w.Mode == modeRaw {
 		ex = &rawExec{s: s, opts: &c.opts, parent: parent, record: wf != nil}
 	} else {
-		e := &statedbExec{s: s, parent: parent}
+		e := newStatedbExec(s, parent)
 		if wf != nil {
 			e.rec = newRecordingState(s)
 		}
 		ex = e
 	}
+	env := &runEnv{dir: s.dir, misses: pathdbMisses}
 	err = forEachLine(f, func(line []byte, n int) error {
 		b, err := parseBlock(line, w.Mode)
 		if err != nil {
 			return lineError(w.blocksPath(), n, "%v", err)
 		}
 		before := ex.root()
-		m, err := runBlock(c, w, s, ex, b, stderr)
+		m, err := runBlock(c, w, env, ex, b, stderr)
 		if err != nil {
 			return err
 		}
@@ -85,10 +89,39 @@ func cmdRun(c *command, stdout, stderr io.Writer) error {
 	return s.close()
 }
 
+// runEnv is what runBlock measures besides the executor.
+type runEnv struct {
+	dir string // the database directory (--verify-flush)
+	// misses counts, since the process started, the state reads that went
+	// below the engine's caches (cache_misses is its delta over a block).
+	misses func() int64
+}
+
+// replayBlocks runs every block of w's blocks.jsonl on ex and prints one
+// metrics line per block (without --witness).
+func replayBlocks(c *command, w *workloadInfo, env *runEnv, ex blockExecutor, stdout, stderr io.Writer) error {
+	f, err := openInput(w.blocksPath())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return forEachLine(f, func(line []byte, n int) error {
+		b, err := parseBlock(line, w.Mode)
+		if err != nil {
+			return lineError(w.blocksPath(), n, "%v", err)
+		}
+		m, err := runBlock(c, w, env, ex, b, stderr)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, m)
+	})
+}
+
 // runBlock executes one block and measures it.
-func runBlock(c *command, w *workloadInfo, s *store, ex blockExecutor, b *block, stderr io.Writer) (*blockMetrics, error) {
+func runBlock(c *command, w *workloadInfo, env *runEnv, ex blockExecutor, b *block, stderr io.Writer) (*blockMetrics, error) {
 	var ev0 flushEvidence
-	io0, miss0 := readProcIO(), pathdbMisses()
+	io0, miss0 := readProcIO(), env.misses()
 
 	t0 := time.Now()
 	if err := ex.read(b); err != nil {
@@ -102,7 +135,7 @@ func runBlock(c *command, w *workloadInfo, s *store, ex blockExecutor, b *block,
 	}
 	hashTime := time.Since(t1)
 	if c.verify { // outside the timed phases
-		ev0 = readFlushEvidence(s.dir)
+		ev0 = readFlushEvidence(env.dir)
 	}
 	t2 := time.Now()
 	if err := ex.commit(b); err != nil {
@@ -110,11 +143,11 @@ func runBlock(c *command, w *workloadInfo, s *store, ex blockExecutor, b *block,
 	}
 	commitTime := time.Since(t2)
 	if c.verify {
-		if err := printJSON(stderr, newFlushReport(b.number, ev0, readFlushEvidence(s.dir))); err != nil {
+		if err := printJSON(stderr, newFlushReport(b.number, ev0, readFlushEvidence(env.dir))); err != nil {
 			return nil, err
 		}
 	}
-	io1, miss1 := readProcIO(), pathdbMisses()
+	io1, miss1 := readProcIO(), env.misses()
 	if ex.root() != root {
 		return nil, fmt.Errorf("block %d: committed root %x differs from the hashed root %x", b.number, ex.root(), root)
 	}

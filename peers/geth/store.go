@@ -26,8 +26,8 @@ const (
 // storeMeta records what a database was loaded with, so that run refuses a
 // database made for another engine, group depth or workload mode.
 type storeMeta struct {
-	Engine     string `json:"engine"`      // bintrie | mpt
-	GroupDepth int    `json:"group_depth"` // bintrie only
+	Engine     string `json:"engine"`      // bintrie | mpt | ubt
+	GroupDepth int    `json:"group_depth"` // bintrie and ubt
 	Mode       string `json:"mode"`        // accounts | raw
 	Workload   string `json:"workload"`
 	Records    uint64 `json:"records"`
@@ -97,19 +97,8 @@ func newStore(dir string, kv *pebble.Database, opts *engineOpts, mode string) *s
 
 // createStore makes a fresh database in dir, which must be absent or empty.
 func createStore(dir string, opts *engineOpts, mode string) (*store, error) {
-	if dir == "" {
-		return nil, badInput("--db is required")
-	}
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
-		}
-	case err != nil:
+	if err := prepareEmptyDir(dir); err != nil {
 		return nil, err
-	case len(entries) > 0:
-		return nil, badInput("--db %s is not empty; load creates a fresh database", dir)
 	}
 	kv, err := openKV(dir, opts)
 	if err != nil {
@@ -118,36 +107,64 @@ func createStore(dir string, opts *engineOpts, mode string) (*store, error) {
 	return newStore(dir, kv, opts, mode), nil
 }
 
+// prepareEmptyDir creates dir, or checks that it is empty: load makes a
+// fresh database.
+func prepareEmptyDir(dir string) error {
+	if dir == "" {
+		return badInput("--db is required")
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o755)
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return badInput("--db %s is not empty; load creates a fresh database", dir)
+	}
+	return nil
+}
+
 // openStore opens a database made by load with the same engine settings.
 func openStore(dir string, opts *engineOpts, w *workloadInfo) (*store, *storeMeta, error) {
-	if dir == "" {
-		return nil, nil, badInput("--db is required")
-	}
-	blob, err := os.ReadFile(filepath.Join(dir, metaFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, badInput("--db %s holds no geth-peer database (no %s; run load first)", dir, metaFileName)
-	}
+	meta, err := readMeta(dir, opts, w)
 	if err != nil {
 		return nil, nil, err
-	}
-	var meta storeMeta
-	if err := json.Unmarshal(blob, &meta); err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, metaFileName), err)
-	}
-	if meta.Engine != opts.engine {
-		return nil, nil, badInput("--db %s was loaded with --engine %s, not %s", dir, meta.Engine, opts.engine)
-	}
-	if opts.engine == engineBintrie && meta.GroupDepth != opts.groupDepth {
-		return nil, nil, badInput("--db %s was loaded with --group-depth %d, not %d", dir, meta.GroupDepth, opts.groupDepth)
-	}
-	if meta.Mode != w.Mode {
-		return nil, nil, badInput("--db %s holds a %s-mode state, the workload is %s-mode", dir, meta.Mode, w.Mode)
 	}
 	kv, err := openKV(dir, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return newStore(dir, kv, opts, w.Mode), &meta, nil
+	return newStore(dir, kv, opts, w.Mode), meta, nil
+}
+
+// readMeta reads what load recorded in dir and checks it against the
+// engine settings and the workload's mode.
+func readMeta(dir string, opts *engineOpts, w *workloadInfo) (*storeMeta, error) {
+	if dir == "" {
+		return nil, badInput("--db is required")
+	}
+	blob, err := os.ReadFile(filepath.Join(dir, metaFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, badInput("--db %s holds no geth-peer database (no %s; run load first)", dir, metaFileName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var meta storeMeta
+	if err := json.Unmarshal(blob, &meta); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, metaFileName), err)
+	}
+	if meta.Engine != opts.engine {
+		return nil, badInput("--db %s was loaded with --engine %s, not %s", dir, meta.Engine, opts.engine)
+	}
+	if opts.engine != engineMPT && meta.GroupDepth != opts.groupDepth {
+		return nil, badInput("--db %s was loaded with --group-depth %d, not %d", dir, meta.GroupDepth, opts.groupDepth)
+	}
+	if meta.Mode != w.Mode {
+		return nil, badInput("--db %s holds a %s-mode state, the workload is %s-mode", dir, meta.Mode, w.Mode)
+	}
+	return &meta, nil
 }
 
 // head is the root of the state persisted on disk: the root pathdb stores
@@ -178,12 +195,15 @@ func (s *store) persist(root, parent common.Hash) error {
 }
 
 // writeMeta records the database's settings (once, after load), durably.
-func (s *store) writeMeta(meta *storeMeta) error {
+func (s *store) writeMeta(meta *storeMeta) error { return writeMetaFile(s.dir, meta) }
+
+// writeMetaFile writes meta to dir's geth-peer.json and syncs it and dir.
+func writeMetaFile(dir string, meta *storeMeta) error {
 	blob, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(s.dir, metaFileName)
+	path := filepath.Join(dir, metaFileName)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -199,7 +219,7 @@ func (s *store) writeMeta(meta *storeMeta) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	d, err := os.Open(s.dir)
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ fn peer(dir: &Path) -> Option<PathBuf> {
         return None;
     };
     println!("comparing with go-ethereum through {version}");
-    Some(geth::build(&default_source_dir(), &dir.join("bin")).expect("building the peer"))
+    Some(geth::build(&default_source_dir(), &dir.join("bin"), false).expect("building the peer"))
 }
 
 /// Blocks and nodes compared.

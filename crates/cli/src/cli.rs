@@ -133,9 +133,9 @@ pub struct DefaultBenchArgs {
     /// Blocks per run.
     #[arg(long, default_value_t = 2)]
     pub blocks: u64,
-    /// Peers to run beside ubt.
-    #[arg(long, value_enum, default_value_t = PeersArg::Geth)]
-    pub peers: PeersArg,
+    /// Peers to run beside ubt, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "geth")]
+    pub peers: Vec<PeersArg>,
 }
 
 /// Which peers run beside ubt.
@@ -148,6 +148,10 @@ pub enum PeersArg {
     GethBintrie,
     /// go-ethereum's MPT only.
     GethMpt,
+    /// go-ethereum's StateDB over ubt (at ubt's group depth, without the
+    /// flat index); builds ubt's static library (bindings/go/build.sh) and
+    /// the peer with `go build -tags ubt`.
+    GethUbt,
     /// ubt alone.
     None,
 }
@@ -313,9 +317,9 @@ pub struct RunArgs {
     /// ubt's read variants.
     #[arg(long, value_enum, default_value_t = PrefetchArg::Both)]
     pub prefetch: PrefetchArg,
-    /// Peers to run beside ubt.
-    #[arg(long, value_enum, default_value_t = PeersArg::Geth)]
-    pub peers: PeersArg,
+    /// Peers to run beside ubt, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "geth")]
+    pub peers: Vec<PeersArg>,
 }
 
 /// Arguments of `ubt bench sweep`.
@@ -330,9 +334,9 @@ pub struct SweepArgs {
     /// ubt's read variants.
     #[arg(long, value_enum, default_value_t = PrefetchArg::Off)]
     pub prefetch: PrefetchArg,
-    /// Peers to run beside ubt.
-    #[arg(long, value_enum, default_value_t = PeersArg::None)]
-    pub peers: PeersArg,
+    /// Peers to run beside ubt, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
+    pub peers: Vec<PeersArg>,
 }
 
 /// Arguments of `ubt bench report`.

@@ -24,7 +24,7 @@ pub const WARMUP_RUN: u32 = 1;
 /// null.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BlockMetrics {
-    /// `ubt`, `geth-bintrie`, `geth-mpt`.
+    /// `ubt`, `geth-bintrie`, `geth-mpt`, `geth-ubt`.
     pub engine: String,
     /// Configuration label, e.g. `gd5` (group depth).
     pub variant: String,

@@ -25,14 +25,32 @@ fn command_line() -> String {
     words.join(" ")
 }
 
-fn peers(arg: PeersArg, group_depth: u8) -> Vec<GethEngine> {
+/// The peer configurations of `--peers` (a list; `none` adds nothing),
+/// each once, in the order given: the binary trie at `group_depth`, geth
+/// over ubt at `ubt_group_depth` (its flat-index setting is the runner's:
+/// one geth-ubt configuration per `--flat-index` variant).
+fn peers(args: &[PeersArg], group_depth: u8, ubt_group_depth: u8) -> Vec<GethEngine> {
     let bintrie = GethEngine::BinTrie { group_depth };
-    match arg {
-        PeersArg::Geth => vec![bintrie, GethEngine::Mpt],
-        PeersArg::GethBintrie => vec![bintrie],
-        PeersArg::GethMpt => vec![GethEngine::Mpt],
-        PeersArg::None => Vec::new(),
+    let ubt = GethEngine::Ubt {
+        group_depth: ubt_group_depth,
+        flat: true,
+    };
+    let mut out = Vec::new();
+    for arg in args {
+        let engines = match arg {
+            PeersArg::Geth => vec![bintrie, GethEngine::Mpt],
+            PeersArg::GethBintrie => vec![bintrie],
+            PeersArg::GethMpt => vec![GethEngine::Mpt],
+            PeersArg::GethUbt => vec![ubt],
+            PeersArg::None => Vec::new(),
+        };
+        for engine in engines {
+            if !out.contains(&engine) {
+                out.push(engine);
+            }
+        }
     }
+    out
 }
 
 fn prefetch(arg: PrefetchArg) -> PrefetchMode {
@@ -83,7 +101,7 @@ fn config(
     common: &RunCommonArgs,
     group_depths: Vec<u8>,
     prefetch_mode: PrefetchArg,
-    peers_arg: PeersArg,
+    peers_arg: &[PeersArg],
 ) -> Result<RunConfig, CliError> {
     let workloads = match &common.workloads {
         None => None,
@@ -104,6 +122,11 @@ fn config(
             )));
         }
     }
+    // geth over ubt runs at ubt's (first) group depth.
+    let ubt_group_depth = group_depths
+        .first()
+        .copied()
+        .unwrap_or(ubt_engine::DEFAULT_GROUP_DEPTH);
     Ok(RunConfig {
         states: common.states.iter().map(PathBuf::from).collect(),
         out_dir: PathBuf::from(&common.out),
@@ -118,7 +141,7 @@ fn config(
             FlatArg::Off => FlatMode::Off,
             FlatArg::Both => FlatMode::Both,
         },
-        peers: peers(peers_arg, common.geth_group_depth),
+        peers: peers(peers_arg, common.geth_group_depth, ubt_group_depth),
         peer_source: common
             .peer_source
             .as_ref()
@@ -158,7 +181,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         &args.common,
         vec![args.group_depth],
         args.prefetch,
-        args.peers,
+        &args.peers,
     )?;
     execute(&config, &mut PhaseBars::default()).map(|_| ())
 }
@@ -166,7 +189,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 /// Runs `ubt bench sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<(), CliError> {
     let depths = parse_group_depths(&args.group_depths)?;
-    let config = config(&args.common, depths, args.prefetch, args.peers)?;
+    let config = config(&args.common, depths, args.prefetch, &args.peers)?;
     execute(&config, &mut PhaseBars::default()).map(|_| ())
 }
 
@@ -219,7 +242,7 @@ pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
         &common,
         vec![ubt_engine::DEFAULT_GROUP_DEPTH],
         PrefetchArg::Both,
-        args.peers,
+        &args.peers,
     )?;
     execute(&config, &mut bars).map(|_| ())
 }
@@ -227,6 +250,36 @@ pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_lists() {
+        let bintrie = GethEngine::BinTrie { group_depth: 5 };
+        let ubt = GethEngine::Ubt {
+            group_depth: 6,
+            flat: true,
+        };
+        assert_eq!(peers(&[PeersArg::GethUbt], 5, 6), vec![ubt]);
+        assert_eq!(
+            peers(&[PeersArg::GethUbt, PeersArg::GethBintrie], 5, 6),
+            vec![ubt, bintrie]
+        );
+        assert_eq!(
+            peers(
+                &[PeersArg::Geth, PeersArg::GethUbt, PeersArg::GethMpt],
+                5,
+                4
+            ),
+            vec![
+                bintrie,
+                GethEngine::Mpt,
+                GethEngine::Ubt {
+                    group_depth: 4,
+                    flat: true
+                }
+            ]
+        );
+        assert!(peers(&[PeersArg::None], 5, 6).is_empty());
+    }
 
     #[test]
     fn group_depth_lists_and_ranges() {

@@ -226,8 +226,8 @@ impl<'a> Runs<'a> {
         Ok(lines)
     }
 
-    /// One run of the peer, replaying the recorded blocks; its binary
-    /// trie's roots must be ubt's.
+    /// One run of the peer, replaying the recorded blocks; the roots of its
+    /// binary trie (and of geth over ubt) must be ubt's.
     fn run_peer(
         &self,
         runs: &WorkloadRuns<'_>,
@@ -236,7 +236,7 @@ impl<'a> Runs<'a> {
     ) -> Result<Vec<BlockMetrics>, BenchError> {
         let bin = self.engines.peer_bin()?;
         let lines = geth::run(bin, engine, &self.run_dir, runs.dir, runs.name, run)?;
-        if let (GethEngine::BinTrie { .. }, Some(roots)) = (engine, &runs.ubt_roots) {
+        if let (true, Some(roots)) = (engine.binary_trie(), &runs.ubt_roots) {
             check_roots(runs.name, engine, roots, &lines)?;
         }
         Ok(lines)
@@ -257,7 +257,8 @@ fn hint_codes() -> CodeStore {
     codes
 }
 
-/// geth's binary trie must reach ubt's root after every block.
+/// geth's binary trie (and geth over ubt) must reach ubt's root after
+/// every block.
 fn check_roots(
     workload: &str,
     engine: GethEngine,

@@ -45,6 +45,17 @@ pub enum GethEngine {
     },
     /// go-ethereum's Merkle Patricia tries with pathdb's flat state.
     Mpt,
+    /// go-ethereum's `state.StateDB` over ubt (`bindings/go/gethstate`);
+    /// needs the peer built with the `ubt` tag, which links ubt's static
+    /// library.
+    Ubt {
+        /// ubt's group depth (1..=8).
+        group_depth: u8,
+        /// Whether ubt keeps its flat index of account values (account
+        /// states only; the runner sets it from `--flat-index`, as for
+        /// ubt's own configurations).
+        flat: bool,
+    },
 }
 
 impl GethEngine {
@@ -53,6 +64,45 @@ impl GethEngine {
         match self {
             GethEngine::BinTrie { .. } => "geth-bintrie",
             GethEngine::Mpt => "geth-mpt",
+            GethEngine::Ubt { .. } => "geth-ubt",
+        }
+    }
+
+    /// The engine named `name` (`geth-bintrie`, `geth-mpt`, `geth-ubt`),
+    /// with the binary trie at `bintrie_group_depth` and ubt at
+    /// `ubt_group_depth`.
+    pub fn from_name(name: &str, bintrie_group_depth: u8, ubt_group_depth: u8) -> Option<Self> {
+        match name {
+            "geth-bintrie" => Some(GethEngine::BinTrie {
+                group_depth: bintrie_group_depth,
+            }),
+            "geth-mpt" => Some(GethEngine::Mpt),
+            "geth-ubt" => Some(GethEngine::Ubt {
+                group_depth: ubt_group_depth,
+                flat: true,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether its state is the EIP-7864 binary trie, whose roots must be
+    /// ubt's (go-ethereum's binary trie, and geth's state layer over ubt).
+    pub fn binary_trie(self) -> bool {
+        matches!(self, GethEngine::BinTrie { .. } | GethEngine::Ubt { .. })
+    }
+
+    /// Whether the peer must be built with ubt (the `ubt` build tag).
+    pub fn needs_ubt(self) -> bool {
+        matches!(self, GethEngine::Ubt { .. })
+    }
+
+    /// The group depth it is configured with (`None` for the MPT).
+    pub fn group_depth(self) -> Option<u8> {
+        match self {
+            GethEngine::BinTrie { group_depth } | GethEngine::Ubt { group_depth, .. } => {
+                Some(group_depth)
+            }
+            GethEngine::Mpt => None,
         }
     }
 
@@ -61,6 +111,9 @@ impl GethEngine {
         match self {
             GethEngine::BinTrie { group_depth } => format!("gd{group_depth}"),
             GethEngine::Mpt => "mpt".into(),
+            GethEngine::Ubt { group_depth, flat } => {
+                format!("gd{group_depth}{}", if flat { "" } else { "-noflat" })
+            }
         }
     }
 
@@ -73,6 +126,14 @@ impl GethEngine {
                 group_depth.to_string(),
             ],
             GethEngine::Mpt => vec!["--engine".into(), "mpt".into()],
+            GethEngine::Ubt { group_depth, flat } => vec![
+                "--engine".into(),
+                "ubt".into(),
+                "--group-depth".into(),
+                group_depth.to_string(),
+                "--flat-index".into(),
+                if flat { "on" } else { "off" }.into(),
+            ],
         }
     }
 }
@@ -93,8 +154,11 @@ pub fn go_version() -> Option<String> {
 }
 
 /// Builds the peer from `source` into `bin_dir/geth-peer` (Go's own cache
-/// makes a rebuild take seconds) and returns the binary's path.
-pub fn build(source: &Path, bin_dir: &Path) -> Result<PathBuf, BenchError> {
+/// makes a rebuild take seconds) and returns the binary's path. With
+/// `with_ubt` (a `geth-ubt` peer runs), ubt's static library is built
+/// first ([`build_ubt_library`]) and the peer with `go build -tags ubt`;
+/// otherwise with a plain `go build`, which needs no Rust library.
+pub fn build(source: &Path, bin_dir: &Path, with_ubt: bool) -> Result<PathBuf, BenchError> {
     if !source.join("go.mod").is_file() {
         return Err(BenchError::InvalidOptions {
             what: format!(
@@ -103,11 +167,14 @@ pub fn build(source: &Path, bin_dir: &Path) -> Result<PathBuf, BenchError> {
             ),
         });
     }
+    if with_ubt {
+        build_ubt_library(source)?;
+    }
     std::fs::create_dir_all(bin_dir).map_err(|e| BenchError::io_at("creating", bin_dir, e))?;
     let bin = bin_dir.join("geth-peer");
     let bin_abs = std::path::absolute(&bin).map_err(|e| BenchError::io_at("resolving", &bin, e))?;
     let output = Command::new("go")
-        .args(["build", "-o"])
+        .args(go_build_args(with_ubt))
         .arg(&bin_abs)
         .arg("./")
         .current_dir(source)
@@ -115,11 +182,69 @@ pub fn build(source: &Path, bin_dir: &Path) -> Result<PathBuf, BenchError> {
         .map_err(|e| BenchError::io_at("running go build in", source, e))?;
     if !output.status.success() {
         return Err(BenchError::Engine {
-            what: format!("building the go-ethereum peer in {}", source.display()),
+            what: format!(
+                "building the go-ethereum peer in {}{}",
+                source.display(),
+                if with_ubt {
+                    " (go build -tags ubt)"
+                } else {
+                    ""
+                }
+            ),
             message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
         });
     }
     Ok(bin_abs)
+}
+
+/// `go build`'s arguments up to the output path.
+fn go_build_args(with_ubt: bool) -> Vec<&'static str> {
+    if with_ubt {
+        vec!["build", "-tags", "ubt", "-o"]
+    } else {
+        vec!["build", "-o"]
+    }
+}
+
+/// The script that builds the static library the ubt bindings link:
+/// `bindings/go/build.sh`, two levels above the peer's sources.
+pub fn ubt_build_script(source: &Path) -> PathBuf {
+    source.join("../../bindings/go/build.sh")
+}
+
+/// Builds ubt's static library for the Go bindings (`bindings/go/build.sh`:
+/// `cargo build --release -p ubt-ffi`, copied into `bindings/go/lib`).
+pub fn build_ubt_library(source: &Path) -> Result<(), BenchError> {
+    let script = ubt_build_script(source);
+    if !script.is_file() {
+        return Err(BenchError::InvalidOptions {
+            what: format!(
+                "geth-ubt needs ubt's Go bindings: no {} next to the peer sources in {}",
+                script.display(),
+                source.display()
+            ),
+        });
+    }
+    let output = Command::new("sh")
+        .arg(&script)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| BenchError::io_at("running", &script, e))?;
+    if !output.status.success() {
+        return Err(BenchError::Engine {
+            what: format!(
+                "building ubt's static library for geth-ubt ({})",
+                script.display()
+            ),
+            message: format!(
+                "{} exited with {}: {}",
+                script.display(),
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// What the peer's `load` printed.
@@ -218,4 +343,89 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_by_name() {
+        let ubt = GethEngine::from_name("geth-ubt", 5, 6).unwrap();
+        assert_eq!(
+            ubt,
+            GethEngine::Ubt {
+                group_depth: 6,
+                flat: true
+            }
+        );
+        assert_eq!(ubt.engine(), "geth-ubt");
+        assert_eq!(ubt.variant(), "gd6");
+        assert_eq!(ubt.to_string(), "geth-ubt gd6");
+        assert_eq!(
+            ubt.args(),
+            [
+                "--engine",
+                "ubt",
+                "--group-depth",
+                "6",
+                "--flat-index",
+                "on"
+            ]
+            .map(String::from)
+        );
+        let noflat = GethEngine::Ubt {
+            group_depth: 6,
+            flat: false,
+        };
+        assert_eq!(noflat.variant(), "gd6-noflat");
+        assert_eq!(
+            noflat.args(),
+            [
+                "--engine",
+                "ubt",
+                "--group-depth",
+                "6",
+                "--flat-index",
+                "off"
+            ]
+            .map(String::from)
+        );
+        assert!(ubt.binary_trie() && ubt.needs_ubt());
+        assert_eq!(ubt.group_depth(), Some(6));
+
+        let bintrie = GethEngine::from_name("geth-bintrie", 5, 6).unwrap();
+        assert_eq!(bintrie, GethEngine::BinTrie { group_depth: 5 });
+        assert!(bintrie.binary_trie() && !bintrie.needs_ubt());
+        let mpt = GethEngine::from_name("geth-mpt", 5, 6).unwrap();
+        assert_eq!(mpt, GethEngine::Mpt);
+        assert!(!mpt.binary_trie() && !mpt.needs_ubt());
+        assert_eq!(mpt.group_depth(), None);
+        for name in [GethEngine::BinTrie { group_depth: 3 }, GethEngine::Mpt, ubt] {
+            assert_eq!(
+                GethEngine::from_name(name.engine(), 3, 6),
+                Some(name),
+                "{name}"
+            );
+        }
+        assert_eq!(GethEngine::from_name("geth", 5, 6), None);
+        assert_eq!(GethEngine::from_name("ubt", 5, 6), None);
+    }
+
+    #[test]
+    fn build_tags_only_for_ubt() {
+        assert_eq!(go_build_args(false), ["build", "-o"]);
+        assert_eq!(go_build_args(true), ["build", "-tags", "ubt", "-o"]);
+        assert!(ubt_build_script(Path::new("/r/peers/geth"))
+            .ends_with("peers/geth/../../bindings/go/build.sh"));
+    }
+
+    #[test]
+    fn missing_bindings_is_a_clear_error() {
+        let dir = std::env::temp_dir().join(format!("ubt-bench-geth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = build_ubt_library(&dir).unwrap_err().to_string();
+        assert!(err.contains("geth-ubt needs ubt's Go bindings"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

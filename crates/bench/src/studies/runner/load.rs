@@ -11,7 +11,7 @@ use ubt_engine::Db;
 use ubt_evm::CodeStore;
 
 use super::db_cache::{self, LoadMarker};
-use super::geth::{self, GethEngine};
+use super::geth;
 use super::plan::{ubt_options, Config, Engines, StatePlan};
 use super::ubt_exec::engine_error;
 use super::{RunConfig, RunEvent};
@@ -98,10 +98,13 @@ pub(super) fn load_all(
         }
         markers.insert(label, marker);
     }
-    // geth's binary trie must load to ubt's root.
+    // geth's binary trie, and geth over ubt, must load to ubt's root.
     if let Some(root) = &ubt_root {
         for cfg in &engines.configs {
-            if let Config::Geth(engine @ GethEngine::BinTrie { .. }) = cfg {
+            if let Config::Geth(engine) = cfg {
+                if !engine.binary_trie() {
+                    continue;
+                }
                 let marker = &markers[&cfg.load_label()];
                 if !marker.root.eq_ignore_ascii_case(root) {
                     return Err(BenchError::Engine {

@@ -22,9 +22,11 @@
 //! (`replay`, `hot_contracts`) come with their state directory's own
 //! `blocks.jsonl`: ubt reads every recorded access one at a time (`gdG`)
 //! or all of a block's at once (`gdG-prefetch`), then applies, hashes and
-//! commits; the peer replays the same file through geth's `StateDB`.
-//! ubt's block roots are checked against geth's binary trie: a difference
-//! stops the run.
+//! commits; the peer replays the same file through geth's `StateDB`
+//! (over Pebble for `geth-bintrie` and `geth-mpt`, over ubt through
+//! `bindings/go/gethstate` for `geth-ubt`). ubt's block roots are checked
+//! against geth's binary trie and geth over ubt: a difference stops the
+//! run.
 //!
 //! Results are appended to `<out>/metrics.jsonl` one run at a time; a run
 //! already there is not repeated, so an interrupted invocation resumes

@@ -64,6 +64,12 @@ impl Config {
                 format!("geth-bintrie-gd{group_depth}")
             }
             Config::Geth(GethEngine::Mpt) => "geth-mpt".into(),
+            Config::Geth(GethEngine::Ubt { group_depth, flat }) => {
+                format!(
+                    "geth-ubt-gd{group_depth}{}",
+                    if *flat { "-flat" } else { "" }
+                )
+            }
         };
         db_root.join(format!("{state_key}-{name}"))
     }
@@ -116,10 +122,11 @@ pub(super) fn check_config(config: &RunConfig) -> Result<(), BenchError> {
         return Err(invalid(format!("group depth {bad} is not in 1..=8")));
     }
     for engine in &config.peers {
-        if let GethEngine::BinTrie { group_depth } = engine {
-            if !(1..=8).contains(group_depth) {
+        if let Some(group_depth) = engine.group_depth() {
+            if !(1..=8).contains(&group_depth) {
                 return Err(invalid(format!(
-                    "geth group depth {group_depth} is not in 1..=8"
+                    "{} group depth {group_depth} is not in 1..=8",
+                    engine.engine()
                 )));
             }
         }
@@ -355,13 +362,24 @@ pub(super) fn engines(
                 peers.clear();
             }
             Some(version) => {
+                // geth-ubt links ubt's static library: built first, and the
+                // peer with the ubt build tag; the other peers need neither.
+                let with_ubt = peers.iter().any(|p| p.needs_ubt());
                 events(RunEvent::Phase {
-                    label: format!("building the go-ethereum peer ({version})"),
+                    label: format!(
+                        "building the go-ethereum peer ({version}){}",
+                        if with_ubt {
+                            " with ubt's static library"
+                        } else {
+                            ""
+                        }
+                    ),
                     total: 0,
                 });
                 peer_bin = Some(geth::build(
                     &config.peer_source,
                     &config.out_dir.join("bin"),
+                    with_ubt,
                 )?);
                 events(RunEvent::Done);
             }
@@ -380,6 +398,64 @@ pub(super) fn engines(
             }
         }
     }
-    configs.extend(peers.iter().copied().map(Config::Geth));
+    // geth-ubt runs once per flat-index setting of ubt's own
+    // configurations, so each ubt row has its go-ethereum-over-ubt twin.
+    for &peer in &peers {
+        match peer {
+            GethEngine::Ubt { group_depth, .. } => {
+                for &flat in config.flat_index.variants() {
+                    configs.push(Config::Geth(GethEngine::Ubt { group_depth, flat }));
+                }
+            }
+            other => configs.push(Config::Geth(other)),
+        }
+    }
     Ok(Engines { configs, peer_bin })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geth_ubt_configuration() {
+        let ubt = Config::Geth(GethEngine::Ubt {
+            group_depth: 6,
+            flat: false,
+        });
+        assert_eq!(ubt.engine(), "geth-ubt");
+        assert_eq!(ubt.variant(), "gd6-noflat");
+        assert_eq!(ubt.load_label(), "geth-ubt gd6-noflat");
+        assert_eq!(
+            ubt.pristine(Path::new("/db"), "state-1"),
+            Path::new("/db/state-1-geth-ubt-gd6")
+        );
+        let flat = Config::Geth(GethEngine::Ubt {
+            group_depth: 6,
+            flat: true,
+        });
+        assert_eq!(flat.variant(), "gd6");
+        assert_eq!(
+            flat.pristine(Path::new("/db"), "state-1"),
+            Path::new("/db/state-1-geth-ubt-gd6-flat")
+        );
+        assert_ne!(flat.load_label(), ubt.load_label());
+        // Its own pristine database, apart from ubt's and geth's binary trie.
+        let others = [
+            Config::Ubt {
+                group_depth: 6,
+                prefetch: false,
+                flat: false,
+            },
+            Config::Geth(GethEngine::BinTrie { group_depth: 6 }),
+            Config::Geth(GethEngine::Mpt),
+        ];
+        for other in &others {
+            assert_ne!(
+                other.pristine(Path::new("/db"), "s"),
+                ubt.pristine(Path::new("/db"), "s")
+            );
+            assert_ne!(other.load_label(), ubt.load_label());
+        }
+    }
 }
