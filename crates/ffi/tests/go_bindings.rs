@@ -1,6 +1,7 @@
 //! The Go bindings' tests (`bindings/go`: package `ubt` and the
-//! go-ethereum adapter `gethstate`) run with `go test ./...` against the
-//! static library cargo built with this test, copied to
+//! go-ethereum adapter `gethstate`), and the go-ethereum peer's with its
+//! `geth-ubt` engine (`peers/geth`, `go test -tags ubt ./...`), run
+//! against the static library cargo built with this test, copied to
 //! `bindings/go/lib/libubt_ffi.a` where the module's cgo directives look
 //! for it (`bindings/go/build.sh` puts a release build there; this test
 //! replaces it with the library of the current sources). Without Go on the
@@ -41,30 +42,35 @@ fn static_library() -> PathBuf {
         })
 }
 
-/// Copies `library` to `module/lib/libubt_ffi.a` through a temporary file,
-/// so a concurrent `go build` never links a half-written archive.
-fn install_library(library: &Path, module: &Path) {
+/// Copies `library` to `module/lib/libubt_ffi.a` through a temporary file
+/// named after the test (`caller`), so a concurrent `go build` never links
+/// a half-written archive and two tests never share a temporary file.
+fn install_library(library: &Path, module: &Path, caller: &str) {
     let lib_dir = module.join("lib");
     std::fs::create_dir_all(&lib_dir).unwrap();
-    let partial = lib_dir.join(format!("libubt_ffi.a.{}", std::process::id()));
+    let partial = lib_dir.join(format!("libubt_ffi.a.{}.{caller}", std::process::id()));
     std::fs::copy(library, &partial).unwrap();
     std::fs::rename(&partial, lib_dir.join("libubt_ffi.a")).unwrap();
 }
 
-#[test]
-fn go_bindings_tests_pass() {
+/// Runs `go test -count=1 <extra args> ./...` in `dir` (relative to the
+/// repository) against the library of this build; SKIP without Go.
+fn go_test(name: &str, dir: &str, extra: &[&str]) {
     let Some(version) = go_version() else {
         eprintln!(
-            "SKIP go_bindings_tests_pass: `go` is not on the PATH, so the Go bindings' tests \
-             (bindings/go) did not run; install Go 1.25+ and run `cargo test -p ubt-ffi --test \
-             go_bindings`, or `cd bindings/go && ./build.sh && go test ./...`"
+            "SKIP {name}: `go` is not on the PATH, so the Go tests in {dir} did not run; install \
+             Go 1.25+ and run `cargo test -p ubt-ffi --test go_bindings`, or \
+             `cd bindings/go && ./build.sh && go test ./...`"
         );
         return;
     };
-    let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/go");
-    install_library(&static_library(), &module);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    install_library(&static_library(), &root.join("bindings/go"), name);
+    let module = root.join(dir);
     let output = Command::new("go")
-        .args(["test", "-count=1", "./..."])
+        .args(["test", "-count=1"])
+        .args(extra)
+        .arg("./...")
         .current_dir(&module)
         .output()
         .unwrap();
@@ -72,8 +78,22 @@ fn go_bindings_tests_pass() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "go test ./... in {} failed ({version}):\n{stdout}\n{stderr}",
+        "go test {extra:?} ./... in {} failed ({version}):\n{stdout}\n{stderr}",
         module.display()
     );
-    eprintln!("{version}: go test ./... in bindings/go:\n{stdout}");
+    eprintln!("{version}: go test {extra:?} ./... in {dir}:\n{stdout}");
+}
+
+#[test]
+fn go_bindings_tests_pass() {
+    go_test("go_bindings_tests_pass", "bindings/go", &[]);
+}
+
+#[test]
+fn geth_peer_tests_pass_with_ubt() {
+    go_test(
+        "geth_peer_tests_pass_with_ubt",
+        "peers/geth",
+        &["-tags", "ubt"],
+    );
 }
