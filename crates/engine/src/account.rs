@@ -5,7 +5,9 @@
 //! goes to the store as one `get_many`, all its reads in flight at once.
 
 use alloy_primitives::{Address, Bytes, B256, U256};
-use ubt_spec::account::{read_account, read_code, read_storage, CodeReadError};
+use ubt_spec::account::{
+    read_account, read_code, read_code_matching_hash, read_storage, CodeReadError,
+};
 use ubt_spec::{Account, AccountBatch};
 
 use crate::{Db, Error, Reader, Result, Root};
@@ -48,6 +50,19 @@ impl Db {
         read_code(address, |keys| store.get_owned(&owned(address, keys)))
     }
 
+    /// The code of `address` as its code hash names it: [`Db::code`]'s
+    /// when it hashes to the account's code hash, else recovered from the
+    /// chunks (go-ethereum writes code size 0 for a contract it updates
+    /// without loading its code; see
+    /// [`read_code_matching_hash`](ubt_spec::account::read_code_matching_hash)).
+    pub fn code_matching_hash(
+        &self,
+        address: &Address,
+    ) -> std::result::Result<Option<Bytes>, CodeError> {
+        let store = self.shared.read();
+        read_code_matching_hash(address, |keys| store.get_owned(&owned(address, keys)))
+    }
+
     /// Applies a block of account-level writes as one layer, like
     /// [`Db::apply`] with the batch's tree-key writes (each filed under its
     /// account in the flat index, when the database keeps one)
@@ -85,6 +100,17 @@ impl Reader {
     pub fn code(&self, address: &Address) -> std::result::Result<Option<Bytes>, CodeError> {
         let store = self.shared.read();
         read_code(address, |keys| {
+            store.get_owned_at(&owned(address, keys), &self.snapshot)
+        })
+    }
+
+    /// [`Db::code_matching_hash`] in the snapshot.
+    pub fn code_matching_hash(
+        &self,
+        address: &Address,
+    ) -> std::result::Result<Option<Bytes>, CodeError> {
+        let store = self.shared.read();
+        read_code_matching_hash(address, |keys| {
             store.get_owned_at(&owned(address, keys), &self.snapshot)
         })
     }

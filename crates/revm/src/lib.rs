@@ -92,8 +92,10 @@
 //! header leaves are absent or both are zero (deleted). ubt keeps code as
 //! chunks of each account, not by hash: an account's code is reassembled
 //! from its chunks with the code size in its BasicData and must hash to
-//! its code hash ([`Error::CodeHashMismatch`] otherwise, for example for a
-//! contract whose BasicData records a code size of 0). Code is then
+//! its code hash; when it does not (geth writes a code size of 0 for a
+//! contract it updates without loading its code), the code is recovered
+//! from the chunks by its hash (`Reader::code_matching_hash`), and
+//! [`Error::CodeHashMismatch`] reports code no prefix of the chunks gives. Code is then
 //! served by hash from what was read ([`Error::UnknownCodeHash`] for any
 //! other hash). ubt stores no block hashes: the caller provides them
 //! ([`UbtState::with_block_hashes`]; [`Error::UnknownBlockHash`]

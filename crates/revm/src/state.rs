@@ -166,13 +166,17 @@ impl UbtState {
     }
 
     /// The code of `account` (at `address`), from what was read or else
-    /// from its chunks, checked against its hash.
+    /// from its chunks, checked against its hash (recovered by the hash
+    /// when go-ethereum wrote code size 0: `Reader::code_matching_hash`).
     fn account_code(&self, address: &Address, account: &Account) -> Result<Bytecode, Error> {
         let code_hash = effective_code_hash(account);
         if let Some(code) = self.known_code(&code_hash) {
             return Ok(code);
         }
-        let bytes = self.reader.code(address).map_err(code_error)?;
+        let bytes = self
+            .reader
+            .code_matching_hash(address)
+            .map_err(code_error)?;
         let bytes = bytes.unwrap_or_default();
         let computed = keccak256(&bytes);
         if computed != code_hash {

@@ -32,7 +32,8 @@ use alloy_primitives::{Address, Bytes, B256, U256};
 
 pub use batch::{geth_storage_value, AccountBatch, AccountOp};
 pub use read::{
-    read_account, read_code, read_storage, CodeReadError, MissingCodeChunk, CODE_READ_BATCH_CHUNKS,
+    read_account, read_code, read_code_matching_hash, read_storage, CodeReadError,
+    MissingCodeChunk, CODE_READ_BATCH_CHUNKS, CODE_RECOVER_MAX_CHUNKS,
 };
 
 use crate::tree::StateTree;

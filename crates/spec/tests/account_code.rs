@@ -2,7 +2,9 @@
 //! crossing chunk boundaries, more than 128 chunks so past the account's
 //! header stem) round-trips; the code size in BasicData decides what is
 //! read; chunks are fetched in one batch (bounded batches for huge sizes);
-//! absent, deleted and inconsistent accounts read as documented.
+//! absent, deleted and inconsistent accounts read as documented; code
+//! whose BasicData size go-ethereum wrote as 0 is recovered by its hash
+//! (`read_code_matching_hash`).
 
 // Test code: a failed unwrap is a failed test, and casts narrow test data.
 #![allow(
@@ -14,9 +16,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use proptest::prelude::*;
-use ubt_spec::account::{read_code, CodeReadError, MissingCodeChunk, CODE_READ_BATCH_CHUNKS};
+use ubt_spec::account::{
+    read_code, read_code_matching_hash, CodeReadError, MissingCodeChunk, CODE_READ_BATCH_CHUNKS,
+};
 use ubt_spec::chunk::{chunkify_code, CHUNK_CODE_BYTES};
 use ubt_spec::key::code_chunk_key;
 use ubt_spec::{Account, AccountBatch, AccountWrites, FastTree, ReferenceTree, StateTree};
@@ -220,5 +224,91 @@ fn source_errors_pass_through() {
     assert_eq!(
         read_code(&who(), failing),
         Err(CodeReadError::Source("disk on fire"))
+    );
+}
+
+/// The code of `who()` in `tree` by [`read_code_matching_hash`].
+fn code_matching_hash(
+    tree: &ReferenceTree,
+) -> Result<Option<Bytes>, CodeReadError<std::convert::Infallible>> {
+    read_code_matching_hash(&who(), |keys| {
+        Ok(keys.iter().map(|key| tree.get(key)).collect())
+    })
+}
+
+/// `code` deployed at `who()` with its hash, then (as go-ethereum's StateDB
+/// does when it updates a contract whose code it did not load) the header
+/// rewritten with code size 0 and the same hash.
+fn geth_zero_size_tree(old_code: Option<&[u8]>, code: &[u8]) -> ReferenceTree {
+    let mut tree = ReferenceTree::new();
+    let mut batch = AccountBatch::new();
+    if let Some(old) = old_code {
+        batch.set_code(who(), old.to_vec());
+    }
+    let with_hash = |code_size: u32| Account {
+        code_size,
+        code_hash: keccak256(code),
+        ..header(0)
+    };
+    batch
+        .set_account(who(), with_hash(code.len() as u32))
+        .set_code(who(), code.to_vec())
+        .set_account(who(), with_hash(0));
+    tree.apply_account_batch(&batch);
+    tree
+}
+
+proptest! {
+    #![proptest_config(cases(32))]
+
+    /// Code whose size go-ethereum wrote as 0 reads back whole by its
+    /// hash, also when an older, longer code left chunks past its end;
+    /// `read_code` gives it empty.
+    #[test]
+    fn code_with_a_zero_size_is_recovered_by_its_hash(
+        code in proptest::collection::vec(any::<u8>(), 1..3000),
+        longer_by in 0usize..200,
+    ) {
+        let old: Vec<u8> = code.iter().copied().chain((0..longer_by).map(|i| i as u8 ^ 0x5a)).collect();
+        let tree = geth_zero_size_tree(Some(&old), &code);
+        prop_assert_eq!(tree.code(&who()), Ok(Some(Bytes::new())));
+        prop_assert_eq!(code_matching_hash(&tree), Ok(Some(Bytes::from(code.clone()))));
+        let tree = geth_zero_size_tree(None, &code);
+        prop_assert_eq!(code_matching_hash(&tree), Ok(Some(Bytes::from(code))));
+    }
+
+    /// With a consistent header the result is `read_code`'s.
+    #[test]
+    fn consistent_code_reads_as_read_code(code in code_strategy()) {
+        let mut tree = ReferenceTree::new();
+        let mut batch = AccountBatch::new();
+        batch
+            .set_account(who(), Account { code_hash: keccak256(&code), ..header(code.len() as u32) })
+            .set_code(who(), code.clone());
+        tree.apply_account_batch(&batch);
+        prop_assert_eq!(code_matching_hash(&tree), tree.code(&who()).map_err(CodeReadError::MissingChunk));
+        prop_assert_eq!(code_matching_hash(&tree), Ok(Some(Bytes::from(code))));
+    }
+}
+
+#[test]
+fn code_no_chunks_match_reads_as_read_code() {
+    // A hash no prefix of the chunks has: read_code's answer, for the
+    // caller to reject; absent accounts stay absent.
+    let tree = contract_tree(&[PUSH1, 1, 0x00]);
+    assert_eq!(
+        code_matching_hash(&tree),
+        tree.code(&who()).map_err(CodeReadError::MissingChunk)
+    );
+    assert_eq!(code_matching_hash(&ReferenceTree::new()), Ok(None));
+    let mut inconsistent = ReferenceTree::new();
+    inconsistent.update_account(&who(), 1, &U256::ZERO, &B256::repeat_byte(3), 40);
+    assert_eq!(
+        code_matching_hash(&inconsistent),
+        Err(CodeReadError::MissingChunk(MissingCodeChunk {
+            address: who(),
+            code_size: 40,
+            chunk_id: 0
+        }))
     );
 }

@@ -8,7 +8,7 @@
 //! for the header and one for all its chunks (up to
 //! [`CODE_READ_BATCH_CHUNKS`]).
 
-use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_primitives::{keccak256, Address, Bytes, Keccak256, B256, KECCAK256_EMPTY, U256};
 
 use super::Account;
 use crate::basic_data::BasicData;
@@ -133,6 +133,19 @@ where
     let Some(account) = read_account(address, &mut get_many).map_err(CodeReadError::Source)? else {
         return Ok(None);
     };
+    code_by_size(address, &account, &mut get_many).map(Some)
+}
+
+/// The code of `account` (at `address`) by the code size in its BasicData
+/// ([`read_code`] once the account is read).
+fn code_by_size<E, F>(
+    address: &Address,
+    account: &Account,
+    get_many: &mut F,
+) -> Result<Bytes, CodeReadError<E>>
+where
+    F: FnMut(&[B256]) -> Result<Vec<Option<B256>>, E>,
+{
     let code_size = account.code_size;
     let code_bytes = code_size as usize;
     let chunk_count = u64::from(code_size).div_ceil(CHUNK_CODE_BYTES as u64);
@@ -157,7 +170,90 @@ where
         batch_start = batch_end;
     }
     code.truncate(code_bytes);
-    Ok(Some(Bytes::from(code)))
+    Ok(Bytes::from(code))
+}
+
+/// The most code chunks [`read_code_matching_hash`] reads to recover code
+/// (two batches of [`CODE_READ_BATCH_CHUNKS`]: about 1 MB of code).
+pub const CODE_RECOVER_MAX_CHUNKS: u64 = 2 * CODE_READ_BATCH_CHUNKS;
+
+/// The account's code as its code hash names it: [`read_code`]'s code when
+/// it hashes to the account's code hash (the usual case, one hash more);
+/// otherwise the code recovered from the chunks alone, the shortest prefix
+/// of the chunks' code bytes (chunk 0 up to the first absent chunk, at most
+/// [`CODE_RECOVER_MAX_CHUNKS`]) whose keccak-256 is the code hash.
+///
+/// go-ethereum v1.17.10's `StateDB` writes code size 0 for a contract it
+/// updates without having loaded its code (`updateStateObject` passes the
+/// loaded code's length), keeping the code hash and the chunks: on such a
+/// state [`read_code`] gives empty code, this gives the contract's code.
+/// Chunks past the end of the code (left by an older, longer code) are
+/// not part of any matching prefix. The recovery hashes each prefix once
+/// (incrementally: one Keccak-f permutation per byte of code).
+///
+/// When neither gives code with the account's hash, [`read_code`]'s
+/// result is returned (code of another hash, or its error), for the caller
+/// to reject.
+pub fn read_code_matching_hash<E, F>(
+    address: &Address,
+    mut get_many: F,
+) -> Result<Option<Bytes>, CodeReadError<E>>
+where
+    F: FnMut(&[B256]) -> Result<Vec<Option<B256>>, E>,
+{
+    let Some(account) = read_account(address, &mut get_many).map_err(CodeReadError::Source)? else {
+        return Ok(None);
+    };
+    let by_size = code_by_size(address, &account, &mut get_many);
+    let no_code = account.code_hash.is_zero() || account.code_hash == KECCAK256_EMPTY;
+    match &by_size {
+        Ok(code) if no_code || keccak256(code) == account.code_hash => {
+            return Ok(Some(code.clone()));
+        }
+        _ => {}
+    }
+    let chunk_bytes = leading_chunks(address, &mut get_many).map_err(CodeReadError::Source)?;
+    match shortest_prefix_with_hash(&chunk_bytes, &account.code_hash) {
+        Some(length) => Ok(Some(Bytes::copy_from_slice(&chunk_bytes[..length]))),
+        None => by_size.map(Some),
+    }
+}
+
+/// The code bytes (31 per chunk) of the account's chunks from chunk 0 up
+/// to the first absent one, at most [`CODE_RECOVER_MAX_CHUNKS`].
+fn leading_chunks<E, F>(address: &Address, get_many: &mut F) -> Result<Vec<u8>, E>
+where
+    F: FnMut(&[B256]) -> Result<Vec<Option<B256>>, E>,
+{
+    let mut keys = ChunkKeys::new(address);
+    let mut bytes = Vec::new();
+    let mut batch_start = 0u64;
+    while batch_start < CODE_RECOVER_MAX_CHUNKS {
+        let batch_end = batch_start + CODE_READ_BATCH_CHUNKS;
+        let batch_keys: Vec<B256> = (batch_start..batch_end).map(|id| keys.key(id)).collect();
+        let values = get_many(&batch_keys)?;
+        for index in 0..batch_keys.len() {
+            let Some(chunk) = value_at(&values, index) else {
+                return Ok(bytes);
+            };
+            bytes.extend_from_slice(&chunk[1..]);
+        }
+        batch_start = batch_end;
+    }
+    Ok(bytes)
+}
+
+/// The length of the shortest non-empty prefix of `bytes` whose keccak-256
+/// is `hash`.
+fn shortest_prefix_with_hash(bytes: &[u8], hash: &B256) -> Option<usize> {
+    let mut hasher = Keccak256::new();
+    for (index, byte) in bytes.iter().enumerate() {
+        hasher.update([*byte]);
+        if hasher.clone().finalize() == *hash {
+            return Some(index + 1);
+        }
+    }
+    None
 }
 
 /// The code-chunk keys of one account, hashing each stem once (256 chunk
