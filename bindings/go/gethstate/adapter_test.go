@@ -3,6 +3,7 @@ package gethstate
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -373,4 +374,48 @@ func TestConcurrentReaders(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// Close releases the snapshots of readers still reachable: the directory
+// can be reopened at once (without Close it stays locked while a StateDB
+// holds a reader), and reads through a released reader fail cleanly.
+func TestCloseReleasesReaders(t *testing.T) {
+	dir := t.TempDir()
+	db := openUBT(t, dir)
+	d := NewDatabase(db)
+	root := commitBlock(t, d, common.Hash{}, 1, func(s *state.StateDB) {
+		s.SetNonce(alice, 7, 0)
+	})
+	held, err := d.Reader(root) // kept reachable until the end
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdb, err := state.New(root, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sdb.GetNonce(alice); got != 7 {
+		t.Fatalf("nonce %d before Close, want 7", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ubt.Open(dir, nil); !errors.Is(err, ubt.ErrLocked) {
+		t.Fatalf("reopen with readers held: %v, want ErrLocked", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ubt.Open(dir, nil)
+	if err != nil {
+		t.Fatalf("reopen after Database.Close: %v", err)
+	}
+	defer again.Close()
+	if _, err := held.Account(alice); !errors.Is(err, ubt.ErrBadHandle) {
+		t.Fatalf("a released reader: %v, want ErrBadHandle", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	runtime.KeepAlive(sdb)
 }

@@ -30,6 +30,9 @@ type Database struct {
 
 	mu       sync.Mutex
 	flushErr error // the first failed ApplyAccounts of a trie since the last OpenTrie
+	// open are the snapshots of the readers handed out and not yet
+	// released (by their cleanup or by Close).
+	open map[*ubt.Reader]struct{}
 }
 
 // Database implements state.Database.
@@ -38,7 +41,46 @@ var _ state.Database = (*Database)(nil)
 // NewDatabase returns the state.Database over db. The caller keeps
 // ownership of db (closing it is the caller's business).
 func NewDatabase(db *ubt.DB) *Database {
-	return &Database{db: db}
+	return &Database{db: db, open: make(map[*ubt.Reader]struct{})}
+}
+
+// Close releases the snapshots of every reader this Database handed out
+// that the garbage collector has not released yet (go-ethereum's
+// state.Reader has no Close of its own). Reads through those readers
+// then fail with ubt.ErrBadHandle. Call it before ubt.DB.Close when the
+// process goes on and reopens the directory: an unreleased snapshot keeps
+// the database locked in this process. It does not close the ubt.DB,
+// which the caller owns. Calling it again releases what was handed out
+// since.
+func (d *Database) Close() error {
+	d.mu.Lock()
+	snaps := make([]*ubt.Reader, 0, len(d.open))
+	for snap := range d.open {
+		snaps = append(snaps, snap)
+	}
+	clear(d.open)
+	d.mu.Unlock()
+	var first error
+	for _, snap := range snaps {
+		if err := snap.Close(); err != nil && first == nil && !errors.Is(err, ubt.ErrBadHandle) {
+			first = fmt.Errorf("gethstate: releasing a reader: %w", err)
+		}
+	}
+	return first
+}
+
+// track records an open snapshot; release forgets it (its cleanup).
+func (d *Database) track(snap *ubt.Reader) {
+	d.mu.Lock()
+	d.open[snap] = struct{}{}
+	d.mu.Unlock()
+}
+
+func (d *Database) release(snap *ubt.Reader) {
+	d.mu.Lock()
+	delete(d.open, snap)
+	d.mu.Unlock()
+	_ = snap.Close()
 }
 
 // DB returns the ubt database the adapter writes to.
@@ -63,13 +105,14 @@ func normalizeRoot(root common.Hash) ubt.Root {
 // Reader returns a state.Reader over a ubt snapshot at root: the tip, a
 // block still in memory, or the last persisted block (ubt.ErrUnknownRoot
 // otherwise). The snapshot is released when the reader becomes
-// unreachable.
+// unreachable, or by Close.
 func (d *Database) Reader(root common.Hash) (state.Reader, error) {
 	snap, err := d.db.Reader(normalizeRoot(root))
 	if err != nil {
 		return nil, fmt.Errorf("gethstate: reader at %s: %w", root, err)
 	}
-	return newReader(snap), nil
+	d.track(snap)
+	return newReader(snap, d.release), nil
 }
 
 // Iteratee fails: ubt does not iterate over accounts or storage slots.

@@ -33,8 +33,8 @@
 //     shortest prefix of the chunks' code bytes that hashes to it (nil if
 //     none does). go-ethereum's state.Reader has no Close: the snapshot is
 //     released by a cleanup (runtime.AddCleanup) once the Go reader is
-//     unreachable, so a block stays in ubt's memory while some StateDB
-//     still holds a reader of it. Readers are safe for concurrent use.
+//     unreachable, or by Database.Close, so a block stays in ubt's memory
+//     while some StateDB still holds a reader of it. Readers are safe for concurrent use.
 //
 //   - OpenTrie(root) accepts only the database's tip (ubt.DB.Root): ubt has
 //     one writer chain, so a trie opened anywhere else fails with an error
@@ -100,10 +100,13 @@
 // agree with go-ethereum, which reads code by hash from its code database,
 // at the cost of hashing every prefix of the chunks once per such read.
 //
-// Since the snapshots of the state.Readers are closed only by cleanups, a
-// ubt.DB closed while StateDBs or readers of it are still reachable keeps
-// its directory locked (ubt.ErrLocked on reopen) until the garbage
-// collector has run their cleanups.
+// Since go-ethereum's state.Reader has no Close, the snapshots of the
+// readers are closed by cleanups once unreachable; a ubt.DB closed while
+// StateDBs or readers of it are still reachable keeps its directory locked
+// in this process (ubt.ErrLocked on reopen) until then. Database.Close
+// releases them at once (reads through them then fail with
+// ubt.ErrBadHandle): call it before ubt.DB.Close when the process reopens
+// the directory.
 //
 // The trie prefetcher (StateDB.StartPrefetcher) is neither needed nor
 // tested: its reads go through this package's no-op prefetch methods.

@@ -26,9 +26,10 @@ type reader struct {
 // reader implements state.Reader.
 var _ state.Reader = (*reader)(nil)
 
-func newReader(snap *ubt.Reader) *reader {
+// newReader wraps snap; release closes it once the reader is unreachable.
+func newReader(snap *ubt.Reader, release func(*ubt.Reader)) *reader {
 	r := &reader{snap: snap}
-	runtime.AddCleanup(r, func(s *ubt.Reader) { _ = s.Close() }, snap)
+	runtime.AddCleanup(r, release, snap)
 	return r
 }
 
