@@ -180,7 +180,8 @@ func (db *DB) Storage(addr [20]byte, slot [32]byte) (value [32]byte, found bool,
 	return readStorage("Storage", 0, db.handle, addr, slot)
 }
 
-// Code reads the code of addr at the tip, reassembled from its chunks.
+// Code reads the code of addr at the tip, reassembled from its chunks
+// (see Reader.Code for code whose size go-ethereum wrote as 0).
 func (db *DB) Code(addr [20]byte) (code []byte, found bool, err error) {
 	return readCode("Code", 0, db.handle, addr)
 }

@@ -45,7 +45,10 @@ func (r *Reader) Storage(addr [20]byte, slot [32]byte) (value [32]byte, found bo
 	return readStorage("Reader.Storage", 1, r.handle, addr, slot)
 }
 
-// Code reads the code of addr, reassembled from its chunks.
+// Code reads the code of addr, reassembled from its chunks (by the code
+// size in BasicData; when that code does not hash to the account's code
+// hash, the shortest prefix of the chunks that does: go-ethereum writes
+// code size 0 for a contract it updates without loading its code).
 func (r *Reader) Code(addr [20]byte) (code []byte, found bool, err error) {
 	return readCode("Reader.Code", 1, r.handle, addr)
 }

@@ -29,9 +29,9 @@
 //     account is absent, when its code hash is not the one asked for, or
 //     when the hash is types.EmptyCodeHash. When the reassembled code does
 //     not hash to the code hash (BasicData holding a wrong code size, see
-//     Limitations), the code is recovered from the chunks alone: the
-//     shortest prefix of the chunks' code bytes that hashes to it (nil if
-//     none does). go-ethereum's state.Reader has no Close: the snapshot is
+//     Limitations), the library recovers it from the chunks alone: the
+//     shortest prefix of the chunks' code bytes that hashes to it (nil
+//     here if none does). go-ethereum's state.Reader has no Close: the snapshot is
 //     released by a cleanup (runtime.AddCleanup) once the Go reader is
 //     unreachable, or by Database.Close, so a block stays in ubt's memory
 //     while some StateDB still holds a reader of it. Readers are safe for concurrent use.
@@ -94,11 +94,11 @@
 // changed (e.g. credited by a withdrawal or as fee recipient) without its
 // code having been read in that block. go-ethereum's binary trie then
 // records code size 0 in BasicData while keeping the code hash and the
-// chunks, and so does ubt, as it must for the roots to agree. ubt's
-// ubt.Reader.Code trusts the code size, so this package's reader falls back
-// to recovering the code from the chunks (see Reader above): reads then
-// agree with go-ethereum, which reads code by hash from its code database,
-// at the cost of hashing every prefix of the chunks once per such read.
+// chunks, and so does ubt, as it must for the roots to agree. ubt.Reader.Code
+// then recovers the code from the chunks by its hash (see Reader above):
+// reads agree with go-ethereum, which reads code by hash from its code
+// database, at the cost of hashing every prefix of the chunks once per
+// such read.
 //
 // Since go-ethereum's state.Reader has no Close, the snapshots of the
 // readers are closed by cleanups once unreachable; a ubt.DB closed while

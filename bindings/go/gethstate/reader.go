@@ -2,7 +2,6 @@ package gethstate
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"runtime"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/ethereum/go-ethereum/core/state"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/trie/bintrie"
 	"github.com/holiman/uint256"
 
 	ubt "github.com/ubt/bindings/go"
@@ -68,73 +66,23 @@ func (r *reader) Storage(addr common.Address, slot common.Hash) (common.Hash, er
 
 // Code returns the code of addr when its code hash is codeHash, nil
 // otherwise (absent account, other code, empty code, unreadable code).
+// The library recovers code whose BasicData size go-ethereum wrote as 0
+// from its chunks by the hash (ubt.Reader.Code), so the code read here is
+// checked against codeHash and nothing else.
 func (r *reader) Code(addr common.Address, codeHash common.Hash) []byte {
+	defer runtime.KeepAlive(r)
 	if codeHash == types.EmptyCodeHash {
 		return nil
 	}
 	acc, found, err := r.snap.Account(addr)
 	if err != nil || !found || common.Hash(acc.CodeHash) != codeHash {
-		runtime.KeepAlive(r)
 		return nil
 	}
 	code, found, err := r.snap.Code(addr)
-	if err == nil && found && len(code) > 0 && crypto.Keccak256Hash(code) == codeHash {
-		runtime.KeepAlive(r)
-		return code
+	if err != nil || !found || len(code) == 0 || crypto.Keccak256Hash(code) != codeHash {
+		return nil
 	}
-	// The code size in BasicData does not give the code: go-ethereum wrote
-	// a wrong one (see the package documentation). Recover the code from
-	// the chunks.
-	code = recoverCode(r.snap, addr, codeHash)
-	runtime.KeepAlive(r)
 	return code
-}
-
-// maxRecoveredChunks bounds the chunks recoverCode reads (4 MiB of code).
-const maxRecoveredChunks = 1 << 17
-
-// recoverCode reassembles the code of addr whose hash is codeHash from its
-// code chunks alone, without the code size: it reads the chunks up to the
-// first absent one and returns the shortest prefix of their code bytes
-// that hashes to codeHash (nil if none does). The chunks past the end of
-// the code, if any, are those of an older, longer code and are not part
-// of any matching prefix.
-func recoverCode(snap *ubt.Reader, addr common.Address, codeHash common.Hash) []byte {
-	var raw []byte
-	for first := uint64(0); first < maxRecoveredChunks; first += bintrie.StemNodeWidth {
-		keys := make([][32]byte, bintrie.StemNodeWidth)
-		for i := range keys {
-			// The key of chunk n, as bintrie's UpdateContractCode derives it
-			// (its GetBinaryTreeKeyCodeChunk panics on short offsets).
-			var offset [32]byte
-			binary.BigEndian.PutUint64(offset[24:], first+uint64(i)+128)
-			keys[i] = [32]byte(bintrie.GetBinaryTreeKey(addr, offset[:]))
-		}
-		values, found, err := snap.GetMany(keys)
-		if err != nil {
-			return nil
-		}
-		complete := true
-		for i := range values {
-			if !found[i] {
-				complete = false
-				break
-			}
-			raw = append(raw, values[i][1:]...)
-		}
-		if !complete {
-			break
-		}
-	}
-	h := crypto.NewKeccakState()
-	var sum common.Hash
-	for n := 1; n <= len(raw); n++ {
-		h.Write(raw[n-1 : n])
-		if common.BytesToHash(h.Sum(sum[:0])) == codeHash {
-			return raw[:n]
-		}
-	}
-	return nil
 }
 
 // CodeSize returns the size of Code(addr, codeHash).

@@ -94,9 +94,14 @@ pub unsafe extern "C" fn ubt_db_storage(
 /// Reads the code of `*address`, reassembled from its chunks with the code
 /// size in BasicData, into a buffer the library allocates: `*code_out`
 /// (free it with `ubt_bytes_free`) and 1 to `*found_out`; the empty buffer
-/// and 0 when the account is absent (the empty buffer and 1 for size 0).
+/// and 0 when the account is absent (the empty buffer and 1 for empty
+/// code). When that code does not hash to the account's code hash, the
+/// code is recovered from the chunks as the shortest prefix that does:
+/// go-ethereum writes code size 0 for a contract it updates without
+/// loading its code (the engine's `Db::code_matching_hash`); code no
+/// prefix gives is returned by the code size, for the caller to reject.
 /// `UBT_ERR_MISSING_CODE_CHUNK` when a chunk within the code size is
-/// absent.
+/// absent and the chunks give no code with the hash.
 ///
 /// # Safety
 ///

@@ -23,7 +23,8 @@ pub(crate) trait Source {
     fn account(&self, address: &Address) -> Result<Option<Account>, FfiError>;
     /// Storage slot `slot` of `address`.
     fn storage(&self, address: &Address, slot: &U256) -> Result<Option<B256>, FfiError>;
-    /// The code of `address`.
+    /// The code of `address` as its code hash names it
+    /// (`code_matching_hash`).
     fn code(&self, address: &Address) -> Result<Option<Bytes>, FfiError>;
     /// A multiproof of `keys`.
     fn prove(&self, keys: &[B256]) -> Result<Proof, FfiError>;
@@ -47,7 +48,7 @@ macro_rules! source_from_inherent_methods {
                 Ok(<$type>::storage(self, address, slot)?)
             }
             fn code(&self, address: &Address) -> Result<Option<Bytes>, FfiError> {
-                Ok(<$type>::code(self, address)?)
+                Ok(<$type>::code_matching_hash(self, address)?)
             }
             fn prove(&self, keys: &[B256]) -> Result<Proof, FfiError> {
                 Ok(<$type>::prove(self, keys)?)

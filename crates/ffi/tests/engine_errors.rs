@@ -14,7 +14,7 @@
 
 mod common;
 
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{keccak256, Address, B256, U256};
 use common::*;
 use ubt_ffi::*;
 
@@ -184,5 +184,34 @@ fn code_without_its_chunks_is_reported() {
     let failure = code(At::Tip(db), &who).unwrap_err();
     assert_eq!(failure.code, UBT_ERR_MISSING_CODE_CHUNK);
     assert_eq!(account(At::Tip(db), &who).unwrap().unwrap().code_size, 100);
+    close(db).unwrap();
+}
+
+#[test]
+fn code_whose_size_geth_wrote_as_zero_reads_by_its_hash() {
+    let dir = TempDir::new("zero-size");
+    let db = open(&dir, Some(&small_options())).unwrap();
+    let who = Address::repeat_byte(5);
+    let contract: Vec<u8> = (0..700u32).map(|i| (i * 7 % 251) as u8).collect();
+    let header = |code_size: u32| ubt_engine::Account {
+        code_hash: keccak256(&contract),
+        ..account_of(5, code_size)
+    };
+    // Deployed, then updated by go-ethereum's StateDB without its code
+    // loaded: the same hash, code size 0.
+    apply_accounts(
+        db,
+        &[
+            Op::SetAccount(who, header(700)),
+            Op::SetCode(who, contract.clone()),
+        ],
+    )
+    .unwrap();
+    apply_accounts(db, &[Op::SetAccount(who, header(0))]).unwrap();
+    assert_eq!(account(At::Tip(db), &who).unwrap().unwrap().code_size, 0);
+    assert_eq!(code(At::Tip(db), &who).unwrap(), Some(contract.clone()));
+    let snapshot = reader(db, &tip_root(db).unwrap()).unwrap();
+    assert_eq!(code(At::Reader(snapshot), &who).unwrap(), Some(contract));
+    reader_close(snapshot).unwrap();
     close(db).unwrap();
 }
