@@ -54,7 +54,7 @@ impl Db {
     /// when it hashes to the account's code hash, else recovered from the
     /// chunks (go-ethereum writes code size 0 for a contract it updates
     /// without loading its code; see
-    /// [`read_code_matching_hash`](ubt_spec::account::read_code_matching_hash)).
+    /// [`read_code_matching_hash`]).
     pub fn code_matching_hash(
         &self,
         address: &Address,
