@@ -128,27 +128,9 @@ fn import_into<R: Read + Send>(
     let flat_read_stats = flat_sorter.as_ref().map(ExternalSorter::stats);
 
     // Merge: only when the runs outnumber the fan-in.
-    let mut merge_status = Status {
-        phase: Phase::Merge,
-        done: 0,
-        total: None,
-        accounts: counts.accounts,
-        entries: counts.tree_entries,
-    };
-    let mut merge_started = false;
-    let sorted = collector.sorter.finish(&mut |entries| {
-        if !merge_started {
-            merge_started = true;
-            progress.phase_started(&merge_status);
-        }
-        merge_status.done += entries;
-        progress.advanced(&merge_status);
-    });
-    let sorted = sorted.map_err(|e| resolve(e, origins))?;
+    let sorted =
+        finish_sort(collector.sorter, progress, counts).map_err(|e| resolve(e, origins))?;
     let stats = sorted.stats();
-    if merge_started {
-        progress.phase_finished(&merge_status, stats.merge_time);
-    }
 
     // Build: the final merge streams into the database build.
     let build_started = Instant::now();
@@ -236,16 +218,14 @@ fn build_tree(
     Ok(built)
 }
 
-/// Merges the flat records (sorted by account) into the flat index of
-/// `db`, just built; returns what the build and the sort did.
-fn build_flat_index(
-    db: &mut Db,
-    sorter: ExternalSorter<'_, FlatRecord>,
+/// Finishes `sorter`: its intermediate merges, when the runs outnumber the
+/// fan-in, reported as a merge phase (the tree sort's and the flat
+/// records' alike).
+fn finish_sort<'t, T: Record>(
+    sorter: ExternalSorter<'t, T>,
     progress: &dyn Progress,
     counts: crate::report::Counts,
-) -> Result<(FlatBuildReport, SortStats), SortError> {
-    // Intermediate merges, when the runs outnumber the fan-in: reported
-    // as a merge phase, like the tree sort's.
+) -> Result<Sorted<'t, T>, SortError> {
     let mut merge_status = Status {
         phase: Phase::Merge,
         done: 0,
@@ -254,18 +234,30 @@ fn build_flat_index(
         entries: counts.tree_entries,
     };
     let mut merge_started = false;
-    let sorted = sorter.finish(&mut |records| {
+    let sorted = sorter.finish(&mut |merged| {
         if !merge_started {
             merge_started = true;
             progress.phase_started(&merge_status);
         }
-        merge_status.done += records;
+        merge_status.done += merged;
         progress.advanced(&merge_status);
     })?;
-    let stats = sorted.stats();
     if merge_started {
-        progress.phase_finished(&merge_status, stats.merge_time);
+        progress.phase_finished(&merge_status, sorted.stats().merge_time);
     }
+    Ok(sorted)
+}
+
+/// Merges the flat records (sorted by account) into the flat index of
+/// `db`, just built; returns what the build and the sort did.
+fn build_flat_index(
+    db: &mut Db,
+    sorter: ExternalSorter<'_, FlatRecord>,
+    progress: &dyn Progress,
+    counts: crate::report::Counts,
+) -> Result<(FlatBuildReport, SortStats), SortError> {
+    let sorted = finish_sort(sorter, progress, counts)?;
+    let stats = sorted.stats();
     let started = Instant::now();
     let mut feed = Feed::new(sorted, progress, Phase::Index, counts);
     progress.phase_started(&feed.status);
