@@ -128,14 +128,7 @@ func cmdLoad(c *command, stdout io.Writer) error {
 	}
 	compactSeconds := time.Since(compactStart).Seconds()
 
-	meta := &storeMeta{
-		Engine:     c.opts.engine,
-		GroupDepth: c.opts.groupDepth,
-		Mode:       w.Mode,
-		Workload:   w.Name,
-		Records:    n,
-		LoadRoot:   root.Hex(),
-	}
+	meta := loadMeta(c, w, n, root)
 	if err := s.writeMeta(meta); err != nil {
 		return err
 	}
@@ -143,6 +136,24 @@ func cmdLoad(c *command, stdout io.Writer) error {
 	if err := s.close(); err != nil {
 		return err
 	}
+	return printLoad(stdout, c, n, seconds, compactSeconds, root)
+}
+
+// loadMeta is the record of a finished load, for geth-peer.json.
+func loadMeta(c *command, w *workloadInfo, n uint64, root common.Hash) *storeMeta {
+	return &storeMeta{
+		Engine:     c.opts.engine,
+		GroupDepth: c.opts.groupDepth,
+		Mode:       w.Mode,
+		Workload:   w.Name,
+		Records:    n,
+		LoadRoot:   root.Hex(),
+	}
+}
+
+// printLoad prints the load event of a closed database in c.db: its
+// timings, root and size on disk.
+func printLoad(stdout io.Writer, c *command, n uint64, seconds, compactSeconds float64, root common.Hash) error {
 	size, err := dirSize(c.db)
 	if err != nil {
 		return err

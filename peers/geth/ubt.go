@@ -104,15 +104,66 @@ func (u *ubtStore) misses() int64 {
 	return int64(st.BucketReads)
 }
 
+// ubtChunks is what both ubt loaders share: a chunk's pending writes
+// applied as one layer (flush, false when nothing is pending), persisted
+// at commit.
+type ubtChunks struct {
+	u     *ubtStore
+	root  common.Hash // last applied root
+	flush func() (ubt.Root, bool, error)
+}
+
+func (l *ubtChunks) apply() error {
+	root, applied, err := l.flush()
+	if err != nil {
+		return err
+	}
+	if applied {
+		l.root = common.Hash(root)
+	}
+	return nil
+}
+
+// hash is the root of everything added; a failed apply keeps the writes
+// pending, and commit reports the failure.
+func (l *ubtChunks) hash() common.Hash {
+	if err := l.apply(); err != nil {
+		return common.Hash{}
+	}
+	return l.root
+}
+
+func (l *ubtChunks) commit(uint64) (common.Hash, error) {
+	parent := l.root
+	if err := l.apply(); err != nil {
+		return common.Hash{}, err
+	}
+	return l.root, l.u.persist(l.root, parent)
+}
+
 // ubtAccountsLoader loads accounts-mode records with ubt's account
 // operations, which have geth's BinaryTrie semantics: the calls the
 // binary-trie loader makes (UpdateAccount with the code length,
 // UpdateContractCode, UpdateStorage, DeleteStorage for a zero value). Each
 // chunk is one layer (ApplyAccounts), persisted at commit.
 type ubtAccountsLoader struct {
-	u    *ubtStore
-	ops  []ubt.AccountOp
-	root common.Hash // last applied root
+	ubtChunks
+	ops []ubt.AccountOp
+}
+
+func newUBTAccountsLoader(u *ubtStore) *ubtAccountsLoader {
+	l := &ubtAccountsLoader{ubtChunks: ubtChunks{u: u}}
+	l.flush = func() (ubt.Root, bool, error) {
+		if len(l.ops) == 0 {
+			return ubt.Root{}, false, nil
+		}
+		root, err := u.db.ApplyAccounts(l.ops)
+		if err == nil {
+			l.ops = l.ops[:0]
+		}
+		return root, err == nil, err
+	}
+	return l
 }
 
 func (l *ubtAccountsLoader) add(recs []stateRecord) error {
@@ -142,39 +193,25 @@ func (l *ubtAccountsLoader) add(recs []stateRecord) error {
 	return nil
 }
 
-// apply applies the pending operations as one layer.
-func (l *ubtAccountsLoader) apply() error {
-	if len(l.ops) == 0 {
-		return nil
-	}
-	root, err := l.u.db.ApplyAccounts(l.ops)
-	if err != nil {
-		return err
-	}
-	l.root, l.ops = common.Hash(root), l.ops[:0]
-	return nil
-}
-
-func (l *ubtAccountsLoader) hash() common.Hash {
-	if err := l.apply(); err != nil {
-		return common.Hash{}
-	}
-	return l.root
-}
-
-func (l *ubtAccountsLoader) commit(uint64) (common.Hash, error) {
-	parent := l.root
-	if err := l.apply(); err != nil {
-		return common.Hash{}, err
-	}
-	return l.root, l.u.persist(l.root, parent)
-}
-
 // ubtRawLoader loads raw-mode records by tree key (ubt's Apply).
 type ubtRawLoader struct {
-	u      *ubtStore
+	ubtChunks
 	writes []ubt.Write
-	root   common.Hash
+}
+
+func newUBTRawLoader(u *ubtStore) *ubtRawLoader {
+	l := &ubtRawLoader{ubtChunks: ubtChunks{u: u}}
+	l.flush = func() (ubt.Root, bool, error) {
+		if len(l.writes) == 0 {
+			return ubt.Root{}, false, nil
+		}
+		root, err := u.db.Apply(l.writes)
+		if err == nil {
+			l.writes = l.writes[:0]
+		}
+		return root, err == nil, err
+	}
+	return l
 }
 
 func (l *ubtRawLoader) add(recs []stateRecord) error {
@@ -185,33 +222,6 @@ func (l *ubtRawLoader) add(recs []stateRecord) error {
 		l.writes = append(l.writes, ubt.Write{Key: recs[i].key, Value: recs[i].value})
 	}
 	return nil
-}
-
-func (l *ubtRawLoader) apply() error {
-	if len(l.writes) == 0 {
-		return nil
-	}
-	root, err := l.u.db.Apply(l.writes)
-	if err != nil {
-		return err
-	}
-	l.root, l.writes = common.Hash(root), l.writes[:0]
-	return nil
-}
-
-func (l *ubtRawLoader) hash() common.Hash {
-	if err := l.apply(); err != nil {
-		return common.Hash{}
-	}
-	return l.root
-}
-
-func (l *ubtRawLoader) commit(uint64) (common.Hash, error) {
-	parent := l.root
-	if err := l.apply(); err != nil {
-		return common.Hash{}, err
-	}
-	return l.root, l.u.persist(l.root, parent)
 }
 
 func cmdLoadUBT(c *command, w *workloadInfo, stdout io.Writer) error {
@@ -231,9 +241,9 @@ func cmdLoadUBT(c *command, w *workloadInfo, stdout io.Writer) error {
 	start := time.Now()
 	var l stateLoader
 	if w.Mode == modeRaw {
-		l = &ubtRawLoader{u: u}
+		l = newUBTRawLoader(u)
 	} else {
-		l = &ubtAccountsLoader{u: u}
+		l = newUBTAccountsLoader(u)
 	}
 	root, n, err := loadAll(w, l, c.opts.chunk)
 	if err != nil {
@@ -255,14 +265,7 @@ func cmdLoadUBT(c *command, w *workloadInfo, stdout io.Writer) error {
 	}
 	compactSeconds := time.Since(compactStart).Seconds()
 
-	meta := &storeMeta{
-		Engine:     c.opts.engine,
-		GroupDepth: c.opts.groupDepth,
-		Mode:       w.Mode,
-		Workload:   w.Name,
-		Records:    n,
-		LoadRoot:   root.Hex(),
-	}
+	meta := loadMeta(c, w, n, root)
 	if err := writeMetaFile(c.db, meta); err != nil {
 		return err
 	}
@@ -270,20 +273,7 @@ func cmdLoadUBT(c *command, w *workloadInfo, stdout io.Writer) error {
 	if err := u.db.Close(); err != nil {
 		return err
 	}
-	size, err := dirSize(c.db)
-	if err != nil {
-		return err
-	}
-	return printJSON(stdout, &loadEvent{
-		Event:          "load",
-		Engine:         c.opts.engineName(),
-		Variant:        c.opts.variant(),
-		Records:        n,
-		Seconds:        round(seconds, 3),
-		CompactSeconds: round(compactSeconds, 3),
-		Root:           root.Hex(),
-		DiskBytes:      size,
-	})
+	return printLoad(stdout, c, n, seconds, compactSeconds, root)
 }
 
 func cmdRunUBT(c *command, w *workloadInfo, stdout, stderr io.Writer) error {
