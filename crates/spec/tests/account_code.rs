@@ -312,3 +312,12 @@ fn code_no_chunks_match_reads_as_read_code() {
         }))
     );
 }
+
+#[test]
+fn long_code_with_a_zero_size_is_recovered_across_batches() {
+    // 15,000 bytes: 484 chunks, read in batches of 128, 256 and 512.
+    let code: Vec<u8> = (0..15_000u32).map(|i| (i * 13 % 256) as u8).collect();
+    let tree = geth_zero_size_tree(None, &code);
+    assert_eq!(tree.code(&who()), Ok(Some(Bytes::new())));
+    assert_eq!(code_matching_hash(&tree), Ok(Some(Bytes::from(code))));
+}

@@ -220,7 +220,8 @@ where
 }
 
 /// The code bytes (31 per chunk) of the account's chunks from chunk 0 up
-/// to the first absent one, at most [`CODE_RECOVER_MAX_CHUNKS`].
+/// to the first absent one, at most [`CODE_RECOVER_MAX_CHUNKS`], read in
+/// batches of 128, 256, ... up to [`CODE_READ_BATCH_CHUNKS`] chunks.
 fn leading_chunks<E, F>(address: &Address, get_many: &mut F) -> Result<Vec<u8>, E>
 where
     F: FnMut(&[B256]) -> Result<Vec<Option<B256>>, E>,
@@ -228,8 +229,12 @@ where
     let mut keys = ChunkKeys::new(address);
     let mut bytes = Vec::new();
     let mut batch_start = 0u64;
+    // Batches that double from the header stem's 128 chunks, so short code
+    // costs a few small batches.
+    let mut batch_len = 128u64;
     while batch_start < CODE_RECOVER_MAX_CHUNKS {
-        let batch_end = batch_start + CODE_READ_BATCH_CHUNKS;
+        let batch_end = (batch_start + batch_len).min(CODE_RECOVER_MAX_CHUNKS);
+        batch_len = (batch_len * 2).min(CODE_READ_BATCH_CHUNKS);
         let batch_keys: Vec<B256> = (batch_start..batch_end).map(|id| keys.key(id)).collect();
         let values = get_many(&batch_keys)?;
         for index in 0..batch_keys.len() {
