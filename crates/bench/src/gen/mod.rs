@@ -13,6 +13,8 @@
 //!   10^6 slots (sizes `S1 / k`) beside a chain-like state, and blocks
 //!   that pick contracts by a Zipf law over their ranks and slots
 //!   uniformly within each.
+//! * [`RandomPairs`] ([`pairs`]): N random keys and values in ascending
+//!   key order, in bounded memory, for `ubt bench store`.
 //! * [`tree_entries`], [`logical_root`], [`read_codes`] ([`convert`]):
 //!   `state.jsonl` to the sorted leaf stream `ubt_engine::Db::build`
 //!   takes, its root, and the code the EVM needs.
@@ -28,6 +30,7 @@ pub mod convert;
 pub mod erc20;
 pub mod hot;
 pub mod meta;
+pub mod pairs;
 pub mod raw;
 pub mod rng;
 pub mod sequential;
@@ -40,6 +43,7 @@ pub use convert::{logical_root, read_codes, tree_entries, StateRecord, TreeEntri
 pub use erc20::{erc20_entries, erc20_meta};
 pub use hot::{gen_hot_contracts, HotParams, HotReport};
 pub use meta::{ChainMeta, Erc20Meta, HotContractsMeta, SequentialMeta, WorkloadMeta};
+pub use pairs::{RandomPairs, SortedPairs};
 pub use raw::{gen_raw, RawBlocks, RawReport};
 pub use sequential::{sequential_entries, sequential_meta};
 

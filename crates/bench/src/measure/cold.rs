@@ -15,6 +15,10 @@
 //!   dirty, under writeback or mapped by a process, so residency is
 //!   checked afterwards ([`make_cold`]).
 //!
+//! The opposite, [`make_warm`], reads files into the page cache through
+//! one fixed buffer (never the whole file into memory: a data file may be
+//! larger than the process's memory).
+//!
 //! Residency ([`resident_bytes`]) is read with `mincore(2)` over a
 //! read-only shared mapping of each file; the mapping is never touched, so
 //! measuring does not fault pages in. Linux (since 5.2) reports page-cache
@@ -309,4 +313,30 @@ pub fn make_cold(files: &[PathBuf]) -> Result<ColdReport, BenchError> {
         resident_bytes_after,
         retried_fadvise,
     })
+}
+
+/// Bytes per read of [`make_warm`].
+const WARM_READ_BYTES: usize = 1 << 20;
+
+/// Reads every byte of `files` (directories expanded as in
+/// [`expand_files`]) so the page cache holds them, through one 1 MiB
+/// buffer; returns the bytes read. The process's memory does not grow
+/// with the files (the page cache is the kernel's, outside the resident
+/// set).
+pub fn make_warm(files: &[PathBuf]) -> Result<u64, BenchError> {
+    use std::io::Read;
+    let mut buffer = vec![0u8; WARM_READ_BYTES];
+    let mut total = 0u64;
+    for path in expand_files(files)? {
+        let mut file = File::open(&path).map_err(|e| BenchError::io_at("open", &path, e))?;
+        loop {
+            match file.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(BenchError::io_at("read", &path, e)),
+            }
+        }
+    }
+    Ok(total)
 }

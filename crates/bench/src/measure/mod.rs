@@ -8,8 +8,10 @@
 //!   check with `mincore(2)` that they are gone.
 //! * [`diskstats`]: bytes the block device wrote (`/proc/diskstats`).
 //! * [`machine`]: facts about the machine, recorded with the figures.
+//! * [`memory`]: the process's resident set and its peak.
 
 pub mod cold;
 pub mod device;
 pub mod diskstats;
 pub mod machine;
+pub mod memory;

@@ -21,7 +21,7 @@ use ubt_spec::basic_data::BasicData;
 use ubt_spec::key::{basic_data_key, code_hash_key, storage_slot_key};
 
 use crate::error::BenchError;
-use crate::measure::cold::make_cold;
+use crate::measure::cold::{make_cold, make_warm};
 use crate::statistics::{median, quantile_sorted, QuantileMethod};
 
 /// What to run.
@@ -259,7 +259,7 @@ fn measure_overlay(
     let cold_ms = started.elapsed().as_secs_f64() * 1e3;
     let buckets = db.diagnostics().last_apply.buckets_touched;
     drop(db);
-    let _ = std::fs::read(db_dir.join(ubt_engine::DATA_FILE));
+    make_warm(&[db_dir.join(ubt_engine::DATA_FILE)])?;
     let mut db = Db::open(db_dir, options.clone()).map_err(engine_error("open"))?;
     let started = Instant::now();
     db.apply(&writes).map_err(engine_error("apply"))?;

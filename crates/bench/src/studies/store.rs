@@ -8,22 +8,29 @@
 //! random updates, cold (checkpoint, caches dropped) then warm (data file
 //! in the page cache), with the time split into read, hash and commit and
 //! the bytes written per updated slot (by the store and by the device);
-//! then a checkpoint and its amortized bytes per slot.
+//! then a checkpoint and its amortized bytes per slot; and the process's
+//! resident memory (after the build, open after the blocks, peak).
+//!
+//! Memory does not grow with N beyond the database's own: the pairs are
+//! [`RandomPairs`], generated in key order as the build consumes them
+//! and read back by index, and warming the page cache reads the data file
+//! through one buffer ([`make_warm`]).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use alloy_primitives::B256;
-use rayon::prelude::*;
 use serde::Serialize;
 use ubt_engine::{Db, Options};
 use ubt_spec::rng::SplitMix64;
 
 use crate::error::BenchError;
-use crate::measure::cold::{make_cold, resident_bytes, ColdReport};
+use crate::gen::RandomPairs;
+use crate::measure::cold::{make_cold, make_warm, resident_bytes, ColdReport};
 use crate::measure::device::{probe, DeviceLimits, DeviceProbeOptions};
 use crate::measure::diskstats::DeviceCounters;
+use crate::measure::memory;
 use crate::statistics::{quantile_sorted, QuantileMethod};
 
 /// What to run.
@@ -80,12 +87,14 @@ impl StoreBenchConfig {
 /// Bulk build figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct BuildFigures {
-    /// Seconds to generate the random pairs.
+    /// Seconds generating and sorting the pairs inside the build's input
+    /// stream (not counted in `build_s`).
     pub generate_s: f64,
-    /// Seconds to sort them (parallel).
-    pub sort_s: f64,
-    /// Seconds of `Db::build` from the sorted pairs (durable at the end).
+    /// Seconds of `Db::build` from the sorted pairs (durable at the end),
+    /// without the stream's generating.
     pub build_s: f64,
+    /// Entries built.
+    pub entries: u64,
     /// Entries per second of the build.
     pub entries_per_s: f64,
     /// Bytes of the database's files.
@@ -100,6 +109,8 @@ pub struct BuildFigures {
     pub pages: u64,
     /// Memory of the resident upper trie and bucket table.
     pub upper_trie_bytes: u64,
+    /// The process's resident bytes after the build (the database closed).
+    pub resident_bytes_after_build: Option<u64>,
 }
 
 /// Cold point-read figures.
@@ -203,6 +214,8 @@ pub struct StoreBenchReport {
     pub entries: u64,
     /// Group depth.
     pub group_depth: u8,
+    /// The database's memory budget.
+    pub memory_budget_bytes: usize,
     /// The machine.
     pub machine: crate::measure::machine::MachineInfo,
     /// The device's limits.
@@ -217,6 +230,10 @@ pub struct StoreBenchReport {
     pub blocks: Vec<BlockFigures>,
     /// Checkpoint after the warm blocks.
     pub checkpoint: CheckpointFigures,
+    /// The process's peak resident bytes over the whole run (`VmHWM`).
+    pub peak_resident_bytes: Option<u64>,
+    /// Resident bytes with the database open after the blocks.
+    pub resident_bytes_open: Option<u64>,
     /// Targets.
     pub targets: Vec<TargetCheck>,
 }
@@ -276,8 +293,11 @@ pub fn run(
         ..Options::default()
     };
 
+    // The pairs come from their own stream; the reads and writes draw
+    // from `random`.
+    let entries = RandomPairs::new(config.entries, config.seed);
     let mut random = SplitMix64::new(config.seed);
-    let (entries, build) = generate_and_build(config, &db_dir, &options, &mut random, progress)?;
+    let build = generate_and_build(config, &db_dir, &options, &entries, progress)?;
 
     progress("cold point reads");
     let cold = make_cold(&db_files(&db_dir))?;
@@ -303,6 +323,7 @@ pub fn run(
     )?;
     progress("checkpoint");
     let checkpoint = final_checkpoint(&mut db, slots_since_checkpoint)?;
+    let resident_bytes_open = memory::resident_bytes();
     db.close().map_err(engine_error("closing"))?;
     if !config.keep_db {
         let _ = std::fs::remove_dir_all(&db_dir);
@@ -310,6 +331,7 @@ pub fn run(
     let mut report = StoreBenchReport {
         entries: config.entries,
         group_depth: config.group_depth,
+        memory_budget_bytes: config.memory_budget_bytes,
         machine,
         device,
         build,
@@ -317,6 +339,8 @@ pub fn run(
         batch_read,
         blocks,
         checkpoint,
+        peak_resident_bytes: memory::peak_resident_bytes(),
+        resident_bytes_open,
         targets: Vec::new(),
     };
     report.targets = targets(&report);
@@ -324,38 +348,35 @@ pub fn run(
 }
 
 /// A random entry of `entries` (not empty).
-fn random_entry(random: &mut SplitMix64, entries: &[(B256, B256)]) -> (B256, B256) {
-    entries[random.index(entries.len())]
+fn random_entry(random: &mut SplitMix64, entries: &RandomPairs) -> (B256, B256) {
+    entries.entry(random.below(entries.len()))
 }
 
-/// Generates the random pairs, sorts them and bulk-builds the database.
+/// Bulk-builds the database from the pairs, generated in key order as the
+/// build consumes them.
 fn generate_and_build(
     config: &StoreBenchConfig,
     db_dir: &Path,
     options: &Options,
-    random: &mut SplitMix64,
+    entries: &RandomPairs,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<(B256, B256)>, BuildFigures), BenchError> {
-    progress(&format!("generating {} random pairs", config.entries));
+) -> Result<BuildFigures, BenchError> {
+    progress(&format!(
+        "bulk build of {} random pairs, generated in key order",
+        config.entries
+    ));
+    let mut sorted = entries.sorted();
     let started = Instant::now();
-    let mut entries: Vec<(B256, B256)> = (0..config.entries)
-        .map(|_| (B256::from(random.bytes32()), B256::from(random.bytes32())))
-        .collect();
-    let generate_s = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let sort_s = started.elapsed().as_secs_f64();
-    progress("bulk build");
-    let started = Instant::now();
-    let (db, _) = Db::build(db_dir, options.clone(), entries.iter().copied())
-        .map_err(engine_error("bulk build"))?;
-    let build_s = started.elapsed().as_secs_f64();
+    let (db, _) =
+        Db::build(db_dir, options.clone(), &mut sorted).map_err(engine_error("bulk build"))?;
+    let generate_s = sorted.generating_time().as_secs_f64();
+    let build_s = started.elapsed().as_secs_f64() - generate_s;
     let stats = db.stats();
     let disk_bytes = dir_bytes(db_dir);
     let build = BuildFigures {
         generate_s,
-        sort_s,
         build_s,
+        entries: config.entries,
         entries_per_s: config.entries as f64 / build_s,
         disk_bytes,
         disk_bytes_per_entry: disk_bytes as f64 / config.entries.max(1) as f64,
@@ -363,10 +384,14 @@ fn generate_and_build(
         bucket_depth_mean: stats.bucket_depth_mean,
         pages: stats.page_count,
         upper_trie_bytes: stats.upper_trie_bytes,
+        resident_bytes_after_build: None,
     };
     db.close()
         .map_err(engine_error("closing after the build"))?;
-    Ok((entries, build))
+    Ok(BuildFigures {
+        resident_bytes_after_build: memory::resident_bytes(),
+        ..build
+    })
 }
 
 /// The latencies of [`cold_point_reads`].
@@ -398,7 +423,7 @@ impl PointReads {
 fn cold_point_reads(
     config: &StoreBenchConfig,
     db: &Db,
-    entries: &[(B256, B256)],
+    entries: &RandomPairs,
     random: &mut SplitMix64,
 ) -> Result<PointReads, BenchError> {
     let mut latencies = Vec::new();
@@ -430,7 +455,7 @@ fn cold_batched_read(
     config: &StoreBenchConfig,
     db: &Db,
     db_dir: &Path,
-    entries: &[(B256, B256)],
+    entries: &RandomPairs,
     random: &mut SplitMix64,
 ) -> Result<BatchReadFigures, BenchError> {
     db.clear_cache();
@@ -470,7 +495,7 @@ fn update_blocks(
     config: &StoreBenchConfig,
     db: &mut Db,
     db_dir: &Path,
-    entries: &[(B256, B256)],
+    entries: &RandomPairs,
     random: &mut SplitMix64,
     qd32: Option<f64>,
     progress: &mut dyn FnMut(&str),
@@ -484,7 +509,7 @@ fn update_blocks(
             // in the page cache.
             db.checkpoint().map_err(engine_error("checkpoint"))?;
             slots_since_checkpoint = 0;
-            let _ = std::fs::read(db_dir.join(ubt_engine::DATA_FILE));
+            make_warm(&[db_dir.join(ubt_engine::DATA_FILE)])?;
         }
         let count = if phase == "cold" {
             config.cold_blocks
@@ -659,6 +684,7 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
     markdown_reads(&mut md, report);
     markdown_blocks(&mut md, &report.blocks);
     markdown_checkpoint_and_targets(&mut md, report);
+    markdown_memory(&mut md, report);
     md
 }
 
@@ -690,8 +716,8 @@ fn markdown_build(md: &mut String, b: &BuildFigures) {
     let _ = writeln!(md, "| build | value |\n|---|---|");
     let _ = writeln!(
         md,
-        "| generate / sort | {:.2} s / {:.2} s |",
-        b.generate_s, b.sort_s
+        "| generate and sort (in the build's input stream) | {:.2} s |",
+        b.generate_s
     );
     let _ = writeln!(
         md,
@@ -710,8 +736,28 @@ fn markdown_build(md: &mut String, b: &BuildFigures) {
     );
     let _ = writeln!(
         md,
-        "| resident upper trie | {:.1} MiB |\n",
-        b.upper_trie_bytes as f64 / 1048576.0
+        "| resident upper trie | {:.1} MiB = {:.2} bytes/entry |\n",
+        b.upper_trie_bytes as f64 / 1048576.0,
+        b.upper_trie_bytes as f64 / b.entries.max(1) as f64
+    );
+}
+
+/// The process's memory: after the build, with the database open after
+/// the blocks, and the peak.
+fn markdown_memory(md: &mut String, report: &StoreBenchReport) {
+    let mib = |bytes: Option<u64>| {
+        bytes.map_or_else(
+            || "-".to_owned(),
+            |b| format!("{:.0} MiB", b as f64 / 1048576.0),
+        )
+    };
+    let _ = writeln!(
+        md,
+        "\nProcess memory (resident set): {} after the build, {} with the database open after the blocks, peak {} (memory budget {:.0} MiB).\n",
+        mib(report.build.resident_bytes_after_build),
+        mib(report.resident_bytes_open),
+        mib(report.peak_resident_bytes),
+        report.memory_budget_bytes as f64 / 1048576.0
     );
 }
 

@@ -1,0 +1,59 @@
+//! `ubt bench store` end to end on a small N: the pairs built, read back
+//! (every read checks its value, so a wrong pair fails the run), updated
+//! and checkpointed, with the memory figures reported.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::TempDir;
+use ubt_bench::gen::RandomPairs;
+use ubt_bench::studies::store::{run, to_markdown, StoreBenchConfig};
+use ubt_engine::{Db, Options};
+
+fn small_config(dir: &TempDir) -> StoreBenchConfig {
+    let mut config = StoreBenchConfig::new(dir.0.join("bench"), 30_000);
+    config.cold_reads = 100;
+    config.batch_keys = 1_000;
+    config.cold_blocks = 1;
+    config.warm_blocks = 2;
+    config.block_writes = 256;
+    config.device = None;
+    config
+}
+
+#[test]
+fn a_small_run_builds_reads_and_updates_the_streamed_pairs() {
+    let dir = TempDir::new("store-run");
+    let config = small_config(&dir);
+    let report = run(&config, &mut |_| {}).unwrap();
+    assert_eq!(report.build.entries, 30_000);
+    assert!(report.build.disk_bytes_per_entry > 32.0);
+    assert_eq!(report.cold_reads.misses + report.cold_reads.hits, 100);
+    assert!(report.batch_read.keys > 0);
+    assert_eq!(report.blocks.len(), 3);
+    assert!(report.blocks.iter().all(|b| b.writes == 256));
+    if cfg!(target_os = "linux") {
+        let peak = report.peak_resident_bytes.unwrap();
+        assert!(peak >= report.resident_bytes_open.unwrap());
+    }
+    let md = to_markdown(&report);
+    assert!(md.contains("Process memory"), "{md}");
+    assert!(md.contains("bytes/entry"), "{md}");
+}
+
+#[test]
+fn the_built_database_holds_exactly_the_pairs() {
+    let dir = TempDir::new("store-pairs");
+    let pairs = RandomPairs::new(9_000, 4);
+    let (db, _) = Db::build(dir.0.join("db"), Options::default(), pairs.sorted()).unwrap();
+    for index in (0..pairs.len()).step_by(97) {
+        let (key, value) = pairs.entry(index);
+        assert_eq!(db.get(&key).unwrap(), Some(value), "pair {index}");
+    }
+    // The reference tree over the pairs in generation order.
+    let mut tree =
+        ubt_spec::FastTree::from_entries((0..pairs.len()).map(|i| pairs.entry(i)).collect());
+    assert_eq!(db.root(), tree.root_hash());
+}
