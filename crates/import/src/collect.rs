@@ -2,7 +2,12 @@
 //! records into the flat index's sort), with the counts and the read
 //! phase's progress kept on the way.
 
-use crate::entries::{Derived, Entry, FlatRecord};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+
+use rayon::prelude::*;
+
+use crate::entries::{derive, Derived, Entry, FlatRecord, RawBatch};
 use crate::error::ImportError;
 use crate::progress::{Phase, Progress, Status};
 use crate::report::Counts;
@@ -96,4 +101,33 @@ impl<'p, 't> Collector<'p, 't> {
             entries: self.sorter.pushed(),
         }
     }
+}
+
+/// Derives (in parallel) and collects a reader thread's batches until it
+/// is done, reporting `bytes_read` as the read phase's progress;
+/// returning early (on an error) drops `receiver`, which stops the
+/// reader.
+pub(crate) fn consume(
+    receiver: Receiver<RawBatch>,
+    collector: &mut Collector<'_, '_>,
+    bytes_read: &AtomicU64,
+) -> Result<(), SortError> {
+    let parallel = rayon::current_num_threads().max(1) * 2;
+    while let Ok(first) = receiver.recv() {
+        let mut batches = vec![first];
+        while batches.len() < parallel {
+            match receiver.try_recv() {
+                Ok(batch) => batches.push(batch),
+                Err(_) => break,
+            }
+        }
+        let flat = collector.wants_flat();
+        let derived: Vec<_> = batches.par_iter().map(|b| derive(b, flat)).collect();
+        drop(batches);
+        for derived in &derived {
+            collector.add(derived)?;
+        }
+        collector.read_to(bytes_read.load(Ordering::Relaxed));
+    }
+    Ok(())
 }

@@ -239,6 +239,13 @@ pub enum Problem {
         /// The slot's tree key.
         tree_key: B256,
     },
+    /// Two items write the same tree key: the same account, or the same
+    /// storage slot, given twice ([`crate::import_items`]).
+    #[error("duplicate tree key {tree_key} (the same account or storage slot given twice)")]
+    DuplicateTreeKey {
+        /// The tree key both write.
+        tree_key: B256,
+    },
     /// `codeHash` is not keccak256 of `code`.
     #[error("codeHash {code_hash} is not the hash of the code ({computed})")]
     CodeHashMismatch {

@@ -14,6 +14,7 @@ use crate::dump::{self, DumpOrigins};
 use crate::entries::FlatRecord;
 use crate::error::ImportError;
 use crate::genesis;
+use crate::items::{self, ItemOrigins, StateItem};
 use crate::options::ImportOptions;
 use crate::progress::{Phase, Progress, Status};
 use crate::report::{ImportReport, PhaseTimings};
@@ -25,12 +26,11 @@ use crate::target::{self, Target};
 /// Entries between two progress reports of the merge and build phases.
 const REPORT_EVERY_ENTRIES: u64 = 1 << 16;
 
-/// The input formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
-    Genesis,
-    Dump,
-}
+/// What reading an input gives: the state root the input names (a dump's
+/// root line) or the error that stopped it, and what names the origins of
+/// a duplicate (also when reading failed: a duplicate found while
+/// spilling needs it).
+type ReadOutcome = (Result<Option<B256>, SortError>, Box<dyn Origins>);
 
 /// Imports a geth genesis file (the whole genesis object, or a bare alloc
 /// map) from `input` into a new database in `db_dir`, with go-ethereum's
@@ -41,7 +41,11 @@ pub fn import_genesis<R: Read + Send>(
     options: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<ImportReport, ImportError> {
-    run(Format::Genesis, input, db_dir.as_ref(), options, progress)
+    let read = |collector: &mut Collector<'_, '_>, temp: &TempSpace| -> ReadOutcome {
+        let (read, origins) = genesis::read(input, collector, temp);
+        (read.map(|()| None), Box::new(origins))
+    };
+    run(read, db_dir.as_ref(), options, progress)
 }
 
 /// Imports the output of `geth dump --iterative` (JSON lines) from `input`
@@ -53,20 +57,51 @@ pub fn import_geth_dump<R: Read + Send>(
     options: &ImportOptions,
     progress: &dyn Progress,
 ) -> Result<ImportReport, ImportError> {
-    run(Format::Dump, input, db_dir.as_ref(), options, progress)
+    let read = |collector: &mut Collector<'_, '_>, temp: &TempSpace| -> ReadOutcome {
+        let read = dump::read(input, collector, temp, options);
+        (read, Box::new(DumpOrigins))
+    };
+    run(read, db_dir.as_ref(), options, progress)
 }
 
-fn run<R: Read + Send>(
-    format: Format,
-    input: R,
+/// Imports accounts and storage slots from `items` into a new database in
+/// `db_dir`, with the genesis semantics; see the [crate
+/// documentation](crate) and [`StateItem`]. The items come in any order
+/// (a slot before or after its account); an account or slot given twice
+/// is refused ([`Problem::DuplicateTreeKey`](crate::Problem), naming the
+/// items' positions, 1-based); an `Err` from the iterator stops the
+/// import as [`ImportError::Read`]. The read phase's progress counts the
+/// items' bytes (84 per slot, 60 per account plus its code).
+pub fn import_items<I>(
+    items: I,
+    db_dir: impl AsRef<Path>,
+    options: &ImportOptions,
+    progress: &dyn Progress,
+) -> Result<ImportReport, ImportError>
+where
+    I: IntoIterator<Item = std::io::Result<StateItem>>,
+    I::IntoIter: Send,
+{
+    let read = |collector: &mut Collector<'_, '_>, _: &TempSpace| -> ReadOutcome {
+        let read = items::read(items.into_iter(), collector);
+        (read.map(|()| None), Box::new(ItemOrigins))
+    };
+    run(read, db_dir.as_ref(), options, progress)
+}
+
+fn run<F>(
+    read: F,
     db_dir: &Path,
     options: &ImportOptions,
     progress: &dyn Progress,
-) -> Result<ImportReport, ImportError> {
+) -> Result<ImportReport, ImportError>
+where
+    F: FnOnce(&mut Collector<'_, '_>, &TempSpace) -> ReadOutcome,
+{
     let started = Instant::now();
     options.validate()?;
     let mut target = target::prepare(db_dir, options)?;
-    match import_into(&mut target, format, input, options, progress, started) {
+    match import_into(&mut target, read, options, progress, started) {
         Ok(report) => Ok(report),
         Err(error) => {
             target.discard();
@@ -83,14 +118,16 @@ fn resolve(error: SortError, origins: &mut dyn Origins) -> ImportError {
     }
 }
 
-fn import_into<R: Read + Send>(
+fn import_into<F>(
     target: &mut Target,
-    format: Format,
-    input: R,
+    read: F,
     options: &ImportOptions,
     progress: &dyn Progress,
     started: Instant,
-) -> Result<ImportReport, ImportError> {
+) -> Result<ImportReport, ImportError>
+where
+    F: FnOnce(&mut Collector<'_, '_>, &TempSpace) -> ReadOutcome,
+{
     let temp = TempSpace::new(options.tmp_dir.clone().unwrap_or_else(|| target.parent()));
     let sorter = ExternalSorter::new(options.buffer_entries(), options.fan_in(), &temp);
     let flat = options
@@ -101,18 +138,8 @@ fn import_into<R: Read + Send>(
     // Read: parse, derive keys, sort and spill.
     progress.phase_started(&collector.status());
     let read_started = Instant::now();
-    let mut dump_origins = DumpOrigins;
-    let (read, mut genesis_origins) = match format {
-        Format::Genesis => {
-            let (read, origins) = genesis::read(input, &mut collector, &temp);
-            (read.map(|()| None), Some(origins))
-        }
-        Format::Dump => (dump::read(input, &mut collector, &temp, options), None),
-    };
-    let origins: &mut dyn Origins = match genesis_origins.as_mut() {
-        Some(origins) => origins,
-        None => &mut dump_origins,
-    };
+    let (read, mut origins) = read(&mut collector, &temp);
+    let origins: &mut dyn Origins = origins.as_mut();
     let source_root: Option<B256> = read.map_err(|e| resolve(e, origins))?;
     let read_elapsed = read_started.elapsed();
     progress.phase_finished(&collector.status(), read_elapsed);

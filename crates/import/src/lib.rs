@@ -1,9 +1,11 @@
 //! # ubt-import
 //!
 //! Real chain state into a new ubt database: a geth genesis file
-//! ([`import_genesis`]) or the output of `geth dump --iterative`
-//! ([`import_geth_dump`]), with the root go-ethereum v1.17.10 computes for
-//! the same state in its unified binary trie.
+//! ([`import_genesis`]), the output of `geth dump --iterative`
+//! ([`import_geth_dump`]), or accounts and slots from any source as an
+//! iterator of [`StateItem`]s ([`import_items`]: generated states, another
+//! client's state), with the root go-ethereum v1.17.10 computes for the
+//! same state in its unified binary trie.
 //!
 //! ```no_run
 //! use ubt_import::{import_genesis, ImportOptions, NoProgress};
@@ -107,6 +109,7 @@ mod error;
 pub mod fuzzing;
 mod genesis;
 mod import;
+mod items;
 mod options;
 mod progress;
 mod report;
@@ -117,7 +120,8 @@ pub mod testing;
 mod text;
 
 pub use error::{ImportError, InputError, Location, Problem, TargetProblem};
-pub use import::{import_genesis, import_geth_dump};
+pub use import::{import_genesis, import_geth_dump, import_items};
+pub use items::StateItem;
 pub use options::{ImportOptions, DEFAULT_MEMORY_BYTES, MIN_MEMORY_BYTES};
 pub use progress::{NoProgress, Phase, Progress, Status};
 pub use report::{Counts, ImportReport, PhaseTimings};

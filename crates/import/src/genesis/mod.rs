@@ -12,13 +12,12 @@ mod visit;
 
 use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::sync_channel;
 
-use rayon::prelude::*;
 use serde::de::DeserializeSeed;
 
-use crate::collect::{Collector, Origins};
-use crate::entries::{derive, RawBatch};
+use crate::collect::{consume, Collector, Origins};
+use crate::entries::RawBatch;
 use crate::error::{ImportError, Location, Problem};
 use crate::sort::buffer::Duplicate;
 use crate::sort::tmp::TempSpace;
@@ -134,33 +133,6 @@ pub(crate) fn read<R: Read + Send>(
         };
         (result, origins)
     })
-}
-
-/// Derives and collects the parser's batches until it is done; returning
-/// early (on an error) drops `receiver`, which stops the parser.
-fn consume(
-    receiver: Receiver<RawBatch>,
-    collector: &mut Collector<'_, '_>,
-    bytes_read: &AtomicU64,
-) -> Result<(), SortError> {
-    let parallel = rayon::current_num_threads().max(1) * 2;
-    while let Ok(first) = receiver.recv() {
-        let mut batches = vec![first];
-        while batches.len() < parallel {
-            match receiver.try_recv() {
-                Ok(batch) => batches.push(batch),
-                Err(_) => break,
-            }
-        }
-        let flat = collector.wants_flat();
-        let derived: Vec<_> = batches.par_iter().map(|b| derive(b, flat)).collect();
-        drop(batches);
-        for derived in &derived {
-            collector.add(derived)?;
-        }
-        collector.read_to(bytes_read.load(Ordering::Relaxed));
-    }
-    Ok(())
 }
 
 /// Parses the document, handing batches to `sink`.
