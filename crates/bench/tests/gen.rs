@@ -18,7 +18,7 @@ use std::path::Path;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use ubt_bench::gen::{
     erc20_meta, gen_chain, gen_raw, logical_root, read_codes, tree_entries, ChainParams, RawBlocks,
-    StateRecord, WorkloadMeta,
+    StateItems, StateRecord, WorkloadMeta,
 };
 use ubt_evm::erc20::{address_of, allowance_calldata, balance_of_calldata, TOTAL_SUPPLY};
 use ubt_evm::workloads::{attack_gas, balanceof_tx, CallPlan};
@@ -394,5 +394,56 @@ fn converted_entries_match_the_account_api_on_the_reference_tree() {
             "{}",
             path.display()
         );
+    }
+}
+
+#[test]
+fn streamed_items_import_to_the_in_memory_root_and_bad_lines_are_named() {
+    let tmp = TempDir::new("items");
+    let dir = tmp.path().join("chain");
+    let meta = chain(&dir, 3_000, 5, 4);
+    let state = dir.join("state.jsonl");
+    let options = ubt_import::ImportOptions {
+        memory_bytes: ubt_import::MIN_MEMORY_BYTES,
+        tmp_dir: Some(tmp.path().to_path_buf()),
+        ..ubt_import::ImportOptions::default()
+    };
+    let (items, probe, file_bytes) = StateItems::open(&state).unwrap();
+    let report = ubt_import::import_items(
+        items,
+        tmp.path().join("db"),
+        &options,
+        &ubt_import::NoProgress,
+    )
+    .unwrap();
+    assert_eq!(report.root.0, logical_root(&state).unwrap());
+    assert_eq!(Some(report.counts.tree_entries), meta.tree_entries);
+    assert!(report.spill_runs > 1, "spilled: {report:?}");
+    assert_eq!(probe.read_bytes(), file_bytes);
+    assert!(probe.failure().is_none());
+
+    // A line that does not parse, and a raw record in a state of
+    // accounts, stop the import; the probe says which line.
+    let good = std::fs::read_to_string(&state).unwrap();
+    let mut lines: Vec<&str> = good.lines().collect();
+    let raw = format!(
+        r#"{{"raw":"0x{}","value":"0x{}"}}"#,
+        "11".repeat(32),
+        "22".repeat(32)
+    );
+    for (bad, name) in [("{\"slot\":1}", "unparsable"), (raw.as_str(), "raw")] {
+        lines.insert(2, bad);
+        let path = tmp.path().join(format!("{name}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        lines.remove(2);
+        let (items, probe, _) = StateItems::open(&path).unwrap();
+        let db = tmp.path().join(format!("db-{name}"));
+        let error =
+            ubt_import::import_items(items, &db, &options, &ubt_import::NoProgress).unwrap_err();
+        assert!(matches!(error, ubt_import::ImportError::Read(_)), "{error}");
+        match probe.failure() {
+            Some(ubt_bench::BenchError::Workload { line, .. }) => assert_eq!(line, 3, "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
     }
 }

@@ -18,13 +18,16 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use rayon::prelude::*;
 use serde::Deserialize;
 use ubt_evm::CodeStore;
+use ubt_import::StateItem;
 use ubt_spec::basic_data::{geth_balance, BasicData};
 use ubt_spec::chunk::chunkify_code;
 use ubt_spec::key::{basic_data_key, code_chunk_key, code_hash_key, storage_slot_key};
@@ -189,34 +192,57 @@ impl StateRecord {
     }
 }
 
-/// Reads `path` in batches of lines, parses each batch in parallel and
-/// hands the records to `sink` in file order, with their line numbers.
-fn for_each_batch<T: Send>(
-    path: &Path,
-    progress: &mut dyn FnMut(Progress),
-    map: impl Fn(StateRecord) -> T + Sync,
-    mut sink: impl FnMut(Vec<T>),
-) -> Result<(), BenchError> {
-    let file = File::open(path).map_err(|e| BenchError::io_at("open", path, e))?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let (mut read, mut first_line) = (0u64, 1u64);
-    loop {
+/// A state file read in batches of lines, each batch parsed in parallel,
+/// in file order.
+struct LineBatches {
+    reader: BufReader<File>,
+    path: PathBuf,
+    /// The number of the next line (1-based).
+    next_line: u64,
+    /// Bytes read so far.
+    read_bytes: u64,
+}
+
+impl LineBatches {
+    /// Opens `path`; returns it and the file's length.
+    fn open(path: &Path) -> Result<(LineBatches, u64), BenchError> {
+        let file = File::open(path).map_err(|e| BenchError::io_at("open", path, e))?;
+        let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let batches = LineBatches {
+            reader: BufReader::with_capacity(1 << 20, file),
+            path: path.to_owned(),
+            next_line: 1,
+            read_bytes: 0,
+        };
+        Ok((batches, total))
+    }
+
+    /// The next batch's records mapped by `map` (blank lines skipped; an
+    /// `Err` from `map` is the line's error); `None` at the end of the
+    /// file.
+    fn next_batch<T: Send>(
+        &mut self,
+        map: &(impl Fn(StateRecord) -> Result<T, String> + Sync),
+    ) -> Result<Option<Vec<T>>, BenchError> {
         let mut lines = Vec::with_capacity(BATCH_LINES);
         while lines.len() < BATCH_LINES {
             let mut line = String::new();
-            let n = reader
+            let n = self
+                .reader
                 .read_line(&mut line)
-                .map_err(|e| BenchError::io_at("read", path, e))?;
+                .map_err(|e| BenchError::io_at("read", &self.path, e))?;
             if n == 0 {
                 break;
             }
-            read += n as u64;
+            self.read_bytes += n as u64;
             lines.push(line);
         }
         if lines.is_empty() {
-            break;
+            return Ok(None);
         }
+        let first_line = self.next_line;
+        self.next_line += lines.len() as u64;
+        let path = &self.path;
         let parsed: Result<Vec<Option<T>>, BenchError> = lines
             .par_iter()
             .enumerate()
@@ -226,7 +252,8 @@ fn for_each_batch<T: Send>(
                     return Ok(None);
                 }
                 StateRecord::parse(text)
-                    .map(|record| Some(map(record)))
+                    .and_then(map)
+                    .map(Some)
                     .map_err(|message| BenchError::Workload {
                         path: path.display().to_string(),
                         line: first_line + i as u64,
@@ -234,11 +261,149 @@ fn for_each_batch<T: Send>(
                     })
             })
             .collect();
-        first_line += lines.len() as u64;
-        sink(parsed?.into_iter().flatten().collect());
-        progress(Progress::new(Stage::Read, read, total));
+        Ok(Some(parsed?.into_iter().flatten().collect()))
+    }
+}
+
+/// Reads `path` in batches of lines, parses each batch in parallel and
+/// hands the records to `sink` in file order.
+fn for_each_batch<T: Send>(
+    path: &Path,
+    progress: &mut dyn FnMut(Progress),
+    map: impl Fn(StateRecord) -> T + Sync,
+    mut sink: impl FnMut(Vec<T>),
+) -> Result<(), BenchError> {
+    let (mut batches, total) = LineBatches::open(path)?;
+    while let Some(batch) = batches.next_batch(&|record| Ok(map(record)))? {
+        sink(batch);
+        progress(Progress::new(Stage::Read, batches.read_bytes, total));
     }
     Ok(())
+}
+
+/// The records of an accounts-mode state file as `ubt_import` items, for
+/// `ubt_import::import_items`: read and parsed a batch at a time (memory
+/// does not grow with the file). A line that does not parse, a raw record
+/// (raw states are not accounts) or a read failure ends the iteration
+/// with an `Err`, and the [`BenchError`] saying where is kept for
+/// [`StateItems::failure`].
+#[derive(Debug)]
+pub struct StateItems {
+    batches: Option<LineBatches>,
+    batch: std::vec::IntoIter<StateItem>,
+    read_bytes: Arc<AtomicU64>,
+    failure: Arc<Mutex<Option<BenchError>>>,
+}
+
+impl std::fmt::Debug for LineBatches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineBatches")
+            .field("path", &self.path)
+            .field("next_line", &self.next_line)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where a [`StateItems`] is: bytes read, and why it stopped early.
+#[derive(Clone, Debug)]
+pub struct StateItemsProbe {
+    read_bytes: Arc<AtomicU64>,
+    failure: Arc<Mutex<Option<BenchError>>>,
+}
+
+impl StateItemsProbe {
+    /// Bytes of the file read so far.
+    pub fn read_bytes(&self) -> u64 {
+        self.read_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Why the iteration stopped early, if it did (taken once).
+    pub fn failure(&self) -> Option<BenchError> {
+        self.failure.lock().ok().and_then(|mut f| f.take())
+    }
+}
+
+impl StateItems {
+    /// The items of the state file at `path`; also returns a probe of the
+    /// iteration (it runs on the importer's thread) and the file's length.
+    pub fn open(path: &Path) -> Result<(StateItems, StateItemsProbe, u64), BenchError> {
+        let (batches, total) = LineBatches::open(path)?;
+        let probe = StateItemsProbe {
+            read_bytes: Arc::new(AtomicU64::new(0)),
+            failure: Arc::new(Mutex::new(None)),
+        };
+        let items = StateItems {
+            batches: Some(batches),
+            batch: Vec::new().into_iter(),
+            read_bytes: Arc::clone(&probe.read_bytes),
+            failure: Arc::clone(&probe.failure),
+        };
+        Ok((items, probe, total))
+    }
+
+    /// Stops the iteration with `error`, kept for the probe.
+    fn fail(&mut self, error: BenchError) -> std::io::Error {
+        let message = error.to_string();
+        if let Ok(mut failure) = self.failure.lock() {
+            failure.get_or_insert(error);
+        }
+        self.batches = None;
+        self.batch = Vec::new().into_iter();
+        std::io::Error::other(message)
+    }
+}
+
+/// The `ubt_import` item of a record; raw records have none.
+fn state_item(record: StateRecord) -> Result<StateItem, String> {
+    match record {
+        StateRecord::Account {
+            address,
+            nonce,
+            balance,
+            code,
+        } => Ok(StateItem::Account {
+            address,
+            nonce,
+            balance,
+            code: code.to_vec(),
+        }),
+        StateRecord::Slot {
+            address,
+            key,
+            value,
+        } => Ok(StateItem::Slot {
+            address,
+            slot: key,
+            value,
+        }),
+        StateRecord::Raw { .. } => {
+            Err("a raw record in a state of accounts (raw states load in memory)".to_owned())
+        }
+    }
+}
+
+impl Iterator for StateItems {
+    type Item = std::io::Result<StateItem>;
+
+    fn next(&mut self) -> Option<std::io::Result<StateItem>> {
+        loop {
+            if let Some(item) = self.batch.next() {
+                return Some(Ok(item));
+            }
+            let batches = self.batches.as_mut()?;
+            match batches.next_batch(&state_item) {
+                Ok(Some(batch)) => {
+                    self.read_bytes.store(batches.read_bytes, Ordering::Relaxed);
+                    self.batch = batch.into_iter();
+                }
+                Ok(None) => {
+                    self.batches = None;
+                    return None;
+                }
+                Err(error) => return Some(Err(self.fail(error))),
+            }
+        }
+    }
 }
 
 /// One record's account and tree entries.

@@ -39,7 +39,9 @@ pub(crate) mod write;
 use std::fmt;
 
 pub use chain::{gen_chain, ChainParams, ChainReport};
-pub use convert::{logical_root, read_codes, tree_entries, StateRecord, TreeEntries};
+pub use convert::{
+    logical_root, read_codes, tree_entries, StateItems, StateItemsProbe, StateRecord, TreeEntries,
+};
 pub use erc20::{erc20_entries, erc20_meta};
 pub use hot::{gen_hot_contracts, HotParams, HotReport};
 pub use meta::{ChainMeta, Erc20Meta, HotContractsMeta, SequentialMeta, WorkloadMeta};

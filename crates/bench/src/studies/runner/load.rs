@@ -9,9 +9,11 @@ use std::time::Instant;
 
 use ubt_engine::Db;
 use ubt_evm::CodeStore;
+use ubt_import::ImportOptions;
 
 use super::db_cache::{self, LoadMarker};
 use super::geth;
+use super::import_load::import_state;
 use super::plan::{ubt_options, Config, Engines, StatePlan};
 use super::ubt_exec::engine_error;
 use super::{RunConfig, RunEvent};
@@ -52,31 +54,9 @@ pub(super) fn load_all(
             Config::Ubt {
                 group_depth, flat, ..
             } => {
-                // Read once, for the first ubt configuration that loads.
-                let entries = match entries {
-                    Some(ref entries) => entries,
-                    None => entries.insert(read_sorted(&state, &plan.meta.name, events)?),
-                };
-                events(RunEvent::Phase {
-                    label: format!("building ubt gd{group_depth}"),
-                    total: 0,
-                });
-                let (mut db_handle, _report) =
-                    Db::build(&db, ubt_options(config, *group_depth), entries.iter())
-                        .map_err(|e| engine_error("building the database", e))?;
-                if *flat {
-                    if let Some(records) = entries.flat_records() {
-                        db_handle
-                            .build_flat_index(records.into_iter().map(Ok))
-                            .map_err(|e| engine_error("building the flat index", e))?;
-                    }
-                }
-                let root = format!("0x{}", alloy_primitives::hex::encode(db_handle.root()));
-                db_handle
-                    .close()
-                    .map_err(|e| engine_error("closing the database", e))?;
-                events(RunEvent::Done);
-                db_cache::new_marker(&label, &state, root, entries.len() as u64, started, &db)?
+                let (root, count) =
+                    load_ubt(plan, config, &db, *group_depth, *flat, &mut entries, events)?;
+                db_cache::new_marker(&label, &state, root, count, started, &db)?
             }
             Config::Geth(engine) => {
                 events(RunEvent::Phase {
@@ -119,6 +99,68 @@ pub(super) fn load_all(
         }
     }
     Ok((markers, loaded_now))
+}
+
+/// Loads the state into a new ubt database at `db`; returns its root
+/// (`0x` and hex) and its tree entries.
+///
+/// A state of accounts streams through the import's external sort
+/// ([`import_state`]): memory does not grow with the state. A state that
+/// rewrites a key (the format allows a later record to replace an
+/// earlier one; `ubt bench gen` never writes one), and a raw state, are
+/// read and sorted in memory instead (`entries`, read once for every
+/// configuration that needs it).
+fn load_ubt(
+    plan: &StatePlan,
+    config: &RunConfig,
+    db: &Path,
+    group_depth: u8,
+    flat: bool,
+    entries: &mut Option<TreeEntries>,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<(String, u64), BenchError> {
+    let state = plan.dir.join("state.jsonl");
+    if plan.meta.mode == "accounts" && entries.is_none() {
+        let options = ImportOptions {
+            group_depth: Some(group_depth),
+            flat_index: flat,
+            memory_bytes: config
+                .memory_budget_bytes
+                .unwrap_or(ubt_import::DEFAULT_MEMORY_BYTES),
+            ..ImportOptions::default()
+        };
+        let shown_as = format!("ubt gd{group_depth}");
+        match import_state(&state, db, &options, &shown_as, events)? {
+            Some(imported) => return Ok((imported.root, imported.entries)),
+            None => events(RunEvent::Note(format!(
+                "{}: a record rewrites an earlier one's key; the state is sorted in memory",
+                state.display()
+            ))),
+        }
+    }
+    let entries = match entries {
+        Some(entries) => entries,
+        None => entries.insert(read_sorted(&state, &plan.meta.name, events)?),
+    };
+    events(RunEvent::Phase {
+        label: format!("building ubt gd{group_depth}"),
+        total: 0,
+    });
+    let (mut db_handle, _report) = Db::build(db, ubt_options(config, group_depth), entries.iter())
+        .map_err(|e| engine_error("building the database", e))?;
+    if flat {
+        if let Some(records) = entries.flat_records() {
+            db_handle
+                .build_flat_index(records.into_iter().map(Ok))
+                .map_err(|e| engine_error("building the flat index", e))?;
+        }
+    }
+    let root = format!("0x{}", alloy_primitives::hex::encode(db_handle.root()));
+    db_handle
+        .close()
+        .map_err(|e| engine_error("closing the database", e))?;
+    events(RunEvent::Done);
+    Ok((root, entries.len() as u64))
 }
 
 /// Reads `state` and sorts its tree entries, reporting the reading.

@@ -37,6 +37,7 @@ pub mod db_cache;
 mod device_figures;
 mod execute;
 pub mod geth;
+mod import_load;
 pub mod kind;
 mod load;
 mod plan;
