@@ -216,7 +216,7 @@ fn compare_workload(bin: &Path, workload: &Path, dir: &Path, counts: &mut Counts
         })
         .collect();
     let entries = tree_entries(&workload.join("state.jsonl"), &mut |_| {}).unwrap();
-    let codes = read_codes(&workload.join("state.jsonl"), &mut |_| {}).unwrap();
+    let codes = read_codes(&workload.join("state.jsonl"), None, &mut |_| {}).unwrap();
     let db_dir = dir.join(format!("ubt-{name}"));
     let (mut db, _) = Db::build(&db_dir, Options::default(), entries.iter()).unwrap();
     for (g, root, lines) in &recorded {

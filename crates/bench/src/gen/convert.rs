@@ -16,6 +16,7 @@
 //! makes a second, owner-sorted copy (84 bytes per entry) for the flat
 //! index.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -545,10 +546,13 @@ pub fn logical_root(state_path: &Path) -> Result<Hash, BenchError> {
     Ok(FastTree::from_entries(entries.into_vec()).root_hash())
 }
 
-/// The code of every account record in the state file, for
-/// `ubt_evm::Executor`.
+/// The code of the account records in the state file, for
+/// `ubt_evm::Executor`: of every account, or only of the accounts in
+/// `only` (the contracts a workload calls: memory then does not grow with
+/// the state's other contracts).
 pub fn read_codes(
     state_path: &Path,
+    only: Option<&HashSet<Address>>,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<CodeStore, BenchError> {
     let mut codes = CodeStore::new();
@@ -556,7 +560,11 @@ pub fn read_codes(
         state_path,
         progress,
         |record| match record {
-            StateRecord::Account { code, .. } if !code.is_empty() => Some(code),
+            StateRecord::Account { address, code, .. }
+                if !code.is_empty() && only.is_none_or(|only| only.contains(&address)) =>
+            {
+                Some(code)
+            }
             _ => None,
         },
         |batch| {

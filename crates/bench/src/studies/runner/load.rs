@@ -3,10 +3,11 @@
 //! `geth-peer load`), the peer's load checked against ubt's root; and the
 //! contract code the EVM workloads need.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
+use alloy_primitives::Address;
 use ubt_engine::Db;
 use ubt_evm::CodeStore;
 use ubt_import::ImportOptions;
@@ -184,8 +185,10 @@ fn read_sorted(
     Ok(entries)
 }
 
-/// The contract code of the state when one of its workloads executes;
-/// empty otherwise.
+/// The contract code of the state when one of its workloads executes
+/// (only the contracts `workload.json` names: the ERC20 token and its
+/// actors, the sequential-slot contract, the hot contracts; every
+/// contract's when it names none); empty otherwise.
 pub(super) fn contract_codes(
     plan: &StatePlan,
     events: &mut dyn FnMut(RunEvent),
@@ -199,8 +202,20 @@ pub(super) fn contract_codes(
         label: "reading contract code".into(),
         total: file_len(&state),
     });
+    let meta = &plan.meta;
+    let mut named: HashSet<Address> = HashSet::new();
+    if let Some(erc20) = &meta.erc20 {
+        named.extend([erc20.token, erc20.attack, erc20.sender, erc20.bloater]);
+    }
+    if let Some(sequential) = &meta.sequential {
+        named.insert(sequential.contract);
+    }
+    if let Some(hot) = &meta.hot_contracts {
+        named.extend(hot.addresses.iter().copied());
+    }
+    let only = (!named.is_empty()).then_some(&named);
     let mut last = 0;
-    let codes = read_codes(&state, &mut |p| {
+    let codes = read_codes(&state, only, &mut |p| {
         events(RunEvent::Advance(p.done.saturating_sub(last)));
         last = p.done;
     })?;
