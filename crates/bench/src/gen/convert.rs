@@ -287,7 +287,7 @@ fn for_each_batch<T: Send>(
 /// does not grow with the file). A line that does not parse, a raw record
 /// (raw states are not accounts) or a read failure ends the iteration
 /// with an `Err`, and the [`BenchError`] saying where is kept for
-/// [`StateItems::failure`].
+/// [`StateItemsProbe::failure`].
 #[derive(Debug)]
 pub struct StateItems {
     batches: Option<LineBatches>,
