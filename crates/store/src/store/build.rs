@@ -22,7 +22,9 @@ use crate::io::StoreDir;
 use crate::options::Options;
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::{depth_byte, id_of, BucketId, Link, NodeId, PageState, UpperNode, UpperTrie};
+use crate::upper::{
+    depth_byte, id_of, BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie,
+};
 
 /// Buckets hashed and written per parallel batch.
 const BATCH_BUCKETS: usize = 4096;
@@ -161,6 +163,7 @@ struct Builder<I: Iterator> {
     lookahead: VecDeque<InputStem>,
     group_depth: u8,
     nodes: Vec<UpperNode>,
+    pages: PageTable,
     buckets: Vec<BucketSlot>,
     batch: Vec<(BucketId, Bucket)>,
     batches: std::sync::mpsc::SyncSender<Vec<(BucketId, Bucket)>>,
@@ -192,17 +195,12 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
     }
 
     fn push_node(&mut self, depth: usize, link: Link) -> NodeId {
-        let is_page_root = matches!(link, Link::Internal(_))
-            && depth.is_multiple_of(usize::from(self.group_depth));
+        debug_assert!(matches!(link, Link::Leaf(_)), "nodes start as leaves");
         self.nodes.push(UpperNode {
             summary: Summary::EMPTY,
             link,
             depth: depth_byte(depth),
             stale: true,
-            page: is_page_root.then_some(PageState {
-                extent: None,
-                dirty: true,
-            }),
         });
         id_of(self.nodes.len() - 1)
     }
@@ -233,7 +231,6 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                     dirty: None,
                 });
                 self.nodes[node as usize].link = Link::Leaf(id);
-                self.nodes[node as usize].page = None;
                 self.batch.push((id, bucket));
                 if self.batch.len() >= BATCH_BUCKETS {
                     self.flush_batch()?;
@@ -249,13 +246,15 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                 self.push_node(depth, Link::Leaf(BucketId::MAX)),
             ];
             let is_page_root = prefix.len() % usize::from(self.group_depth) == 0;
-            let parent = &mut self.nodes[node as usize];
-            parent.link = Link::Internal(children);
+            self.nodes[node as usize].link = Link::Internal(children);
             if is_page_root {
-                parent.page = Some(PageState {
-                    extent: None,
-                    dirty: true,
-                });
+                self.pages.insert(
+                    node,
+                    PageState {
+                        extent: None,
+                        dirty: true,
+                    },
+                );
             }
             stack.push((children[1], right));
             stack.push((children[0], left));
@@ -346,6 +345,7 @@ impl Store {
                 lookahead: VecDeque::new(),
                 group_depth,
                 nodes: Vec::new(),
+                pages: PageTable::default(),
                 buckets: Vec::new(),
                 batch: Vec::new(),
                 batches: sender,
@@ -354,7 +354,14 @@ impl Store {
             let partitioned = builder
                 .build_from(root, Prefix::ROOT)
                 .and_then(|()| builder.flush_batch())
-                .map(|()| (builder.nodes, builder.buckets, builder.reader.index));
+                .map(|()| {
+                    (
+                        builder.nodes,
+                        builder.pages,
+                        builder.buckets,
+                        builder.reader.index,
+                    )
+                });
             // Closing the channel ends the hashing thread.
             drop(builder.batches);
             let consumed = hasher
@@ -363,7 +370,7 @@ impl Store {
             (partitioned, consumed)
         });
         let consumed = consumed?;
-        let (mut nodes, mut buckets, entries_read) = partitioned?;
+        let (mut nodes, pages, mut buckets, entries_read) = partitioned?;
         let mut report = BuildReport {
             entries_read,
             ..BuildReport::default()
@@ -383,7 +390,8 @@ impl Store {
         let mut writer = RunWriter::new(data.as_ref());
         super::Counters::add(&store.counters.data_bytes_written, consumed.bytes_written);
 
-        let mut trie = UpperTrie::from_nodes(nodes, store.tree.trie.group_depth());
+        let mut trie = UpperTrie::from_nodes(nodes, pages, store.tree.trie.group_depth());
+        buckets.shrink_to_fit();
         store.tree.root = trie.rehash().hash;
         store.tree.trie = trie;
         store.tree.buckets = buckets;

@@ -347,7 +347,7 @@ impl Store {
             Link::Internal(_) => Entry {
                 summary: root_summary,
                 leaf: false,
-                extent: root_node.page.and_then(|p| p.extent),
+                extent: self.tree.trie.page(ROOT).and_then(|p| p.extent),
             },
         };
         let meta = Meta {

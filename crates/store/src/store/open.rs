@@ -38,7 +38,7 @@ use crate::options::{Options, DEFAULT_GROUP_DEPTH};
 use crate::prefix::Prefix;
 use crate::summary::{combine, Summary};
 use crate::upper::page::{self, Entry};
-use crate::upper::{BucketId, Link, NodeId, PageState, UpperNode, UpperTrie, ROOT};
+use crate::upper::{BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie, ROOT};
 use crate::wal::{Wal, RECORDS_START};
 
 impl Store {
@@ -483,8 +483,8 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
         link: Link::Leaf(0),
         depth: 0,
         stale: false,
-        page: None,
     }];
+    let mut pages = PageTable::default();
     let mut buckets: Vec<BucketSlot> = Vec::new();
     let mut level: Vec<PendingPage> = Vec::new();
     if root.leaf {
@@ -499,10 +499,13 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
             StoreError::corrupted(Structure::Meta, META_FILE, "internal root without a page")
         })?;
         nodes[0].link = Link::Internal([NodeId::MAX; 2]);
-        nodes[0].page = Some(PageState {
-            extent: Some(at),
-            dirty: false,
-        });
+        pages.insert(
+            ROOT,
+            PageState {
+                extent: Some(at),
+                dirty: false,
+            },
+        );
         level.push(PendingPage {
             node: ROOT,
             prefix: Prefix::ROOT,
@@ -517,9 +520,9 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
                 len: p.at.byte_len(),
             })
             .collect();
-        let pages = data.read_batch(&requests);
+        let read = data.read_batch(&requests);
         let mut next = Vec::new();
-        for (pending, bytes) in level.iter().zip(pages) {
+        for (pending, bytes) in level.iter().zip(read) {
             let bytes = bytes.map_err(StoreError::io("reading trie pages"))?;
             let location = block_location(&pending.at);
             // A page hangs below an internal node, and an internal node's
@@ -532,12 +535,14 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
                 ));
             }
             let decoded = page::decode(&bytes, g, &pending.prefix, pending.at.crc, &location)?;
-            add_page(&mut nodes, &mut buckets, pending, &decoded, g, &mut next)
+            let arena = (&mut nodes, &mut pages, &mut buckets);
+            add_page(arena, pending, &decoded, g, &mut next)
                 .map_err(|detail| StoreError::corrupted(Structure::TriePage, location, detail))?;
         }
         level = next;
     }
-    let trie = UpperTrie::from_nodes(nodes, g);
+    let trie = UpperTrie::from_nodes(nodes, pages, g);
+    buckets.shrink_to_fit();
     check_summaries(&trie)?;
     if buckets.len() as u64 != meta.bucket_count {
         return Err(StoreError::corrupted(
@@ -555,8 +560,7 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
 
 /// Creates the nodes of a decoded page below its root node.
 fn add_page(
-    nodes: &mut Vec<UpperNode>,
-    buckets: &mut Vec<BucketSlot>,
+    (nodes, pages, buckets): (&mut Vec<UpperNode>, &mut PageTable, &mut Vec<BucketSlot>),
     pending: &PendingPage,
     decoded: &page::DecodedPage,
     g: u8,
@@ -616,12 +620,14 @@ fn add_page(
         } else {
             (Link::Internal([NodeId::MAX; 2]), None)
         };
+        if let Some(page) = page {
+            pages.insert(id, page);
+        }
         nodes.push(UpperNode {
             summary: entry.summary,
             link,
             depth: u8::try_from(depth).map_err(|_| "a node deeper than a stem")?,
             stale: false,
-            page,
         });
     }
     Ok(())

@@ -258,7 +258,7 @@ impl Store {
         report.problems.extend(problems);
         let mut pages: Vec<(crate::prefix::Prefix, Extent)> = Vec::new();
         self.tree.trie.walk(|id, prefix| {
-            if let Some(at) = self.tree.trie.node(id).page.and_then(|p| p.extent) {
+            if let Some(at) = self.tree.trie.page(id).and_then(|p| p.extent) {
                 pages.push((*prefix, at));
             }
         });

@@ -67,7 +67,13 @@ pub struct PageState {
     pub dirty: bool,
 }
 
-/// A node of the upper trie.
+/// Where the pages are: page state by the internal node rooting the page.
+/// Kept beside the nodes, not in them: page roots are one internal node in
+/// 2^G-ish, and a per-node field would cost every node 32 bytes.
+pub type PageTable = HashMap<NodeId, PageState>;
+
+/// A node of the upper trie (48 bytes: the arena is most of the store's
+/// resident memory outside the budget, so nothing rarely used lives here).
 #[derive(Clone, Debug)]
 pub struct UpperNode {
     /// The subtree's summary (stale while `stale` is set).
@@ -78,22 +84,34 @@ pub struct UpperNode {
     pub depth: u8,
     /// Whether the summary must be recomputed.
     pub stale: bool,
-    /// The page this node roots, for internal nodes at depths that are
-    /// multiples of the group depth.
-    pub page: Option<PageState>,
 }
 
 /// The upper trie. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct UpperTrie {
     nodes: Vec<UpperNode>,
+    /// The page of every internal node at a depth that is a multiple of the
+    /// group depth.
+    pages: PageTable,
     group_depth: u8,
 }
 
 impl UpperTrie {
-    /// Builds a trie from nodes decoded from pages (see [`page`]).
-    pub(crate) fn from_nodes(nodes: Vec<UpperNode>, group_depth: u8) -> UpperTrie {
-        UpperTrie { nodes, group_depth }
+    /// Builds a trie from nodes decoded from pages (see [`page`]) or built
+    /// in bulk, and their pages. The arena is trimmed to its length: it
+    /// is resident for the store's life.
+    pub(crate) fn from_nodes(
+        mut nodes: Vec<UpperNode>,
+        mut pages: PageTable,
+        group_depth: u8,
+    ) -> UpperTrie {
+        nodes.shrink_to_fit();
+        pages.shrink_to_fit();
+        UpperTrie {
+            nodes,
+            pages,
+            group_depth,
+        }
     }
 
     /// The group depth G.
@@ -106,9 +124,16 @@ impl UpperTrie {
         self.nodes.len()
     }
 
-    /// Approximate heap bytes held.
+    /// Approximate heap bytes held (the page table's entries counted at
+    /// key, value and one control byte each).
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<UpperNode>()
+            + self.pages.capacity() * (std::mem::size_of::<(NodeId, PageState)>() + 1)
+    }
+
+    /// The page rooted at `id`, if `id` roots one.
+    pub fn page(&self, id: NodeId) -> Option<PageState> {
+        self.pages.get(&id).copied()
     }
 
     /// A node.
@@ -148,13 +173,15 @@ impl UpperTrie {
         loop {
             let node = &mut self.nodes[id as usize];
             node.stale = true;
-            if let Some(page) = &mut node.page {
+            let link = node.link;
+            let depth = node.depth;
+            if let Some(page) = self.pages.get_mut(&id) {
                 page.dirty = true;
             }
-            match node.link {
+            match link {
                 Link::Leaf(_) => return id,
                 Link::Internal(children) => {
-                    id = children[usize::from(prefix.bit(usize::from(node.depth)))];
+                    id = children[usize::from(prefix.bit(usize::from(depth)))];
                 }
             }
         }
@@ -190,7 +217,7 @@ impl UpperTrie {
                 node.link = Link::Leaf(bucket);
                 node.summary = summary;
                 node.stale = false;
-                node.page = None;
+                self.pages.remove(&id);
                 leaves.push((range.start, id));
                 continue;
             }
@@ -208,8 +235,7 @@ impl UpperTrie {
             node.link = Link::Internal(children);
             node.stale = true;
             if is_page_root {
-                let page = node.page.get_or_insert_with(PageState::default);
-                page.dirty = true;
+                self.pages.entry(id).or_default().dirty = true;
             }
             work.push((children[1], right, split..range.end));
             work.push((children[0], left, range.start..split));
@@ -225,7 +251,6 @@ impl UpperTrie {
             link: Link::Leaf(BucketId::MAX),
             depth: depth_byte(depth),
             stale: true,
-            page: None,
         });
         id
     }
@@ -266,17 +291,15 @@ impl UpperTrie {
 
     /// Marks the page rooted at `id` dirty.
     pub fn mark_page_dirty(&mut self, id: NodeId) {
-        if let Some(page) = &mut self.nodes[id as usize].page {
+        if let Some(page) = self.pages.get_mut(&id) {
             page.dirty = true;
         }
     }
 
     /// Marks every page dirty (to rewrite them all, compacting page blocks).
     pub fn mark_all_pages_dirty(&mut self) {
-        for node in &mut self.nodes {
-            if let Some(page) = &mut node.page {
-                page.dirty = true;
-            }
+        for page in self.pages.values_mut() {
+            page.dirty = true;
         }
     }
 
@@ -321,20 +344,22 @@ impl UpperTrie {
     /// Page roots whose page must be written, deepest first (children's
     /// references must be known before their parents are encoded).
     pub fn dirty_pages(&self) -> Vec<NodeId> {
-        let mut out: Vec<NodeId> = (0..self.nodes.len())
-            .filter(|&index| self.nodes[index].page.is_some_and(|p| p.dirty))
-            .map(id_of)
+        let mut out: Vec<NodeId> = self
+            .pages
+            .iter()
+            .filter(|(_, page)| page.dirty)
+            .map(|(&id, _)| id)
             .collect();
-        out.sort_by_key(|&id| std::cmp::Reverse(self.nodes[id as usize].depth));
+        out.sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth), id));
         out
     }
 
     /// Records that the page rooted at `id` was written at `extent`;
     /// returns the reference it replaces.
     pub fn set_page_written(&mut self, id: NodeId, extent: Extent) -> Option<Extent> {
-        let page = self.nodes[id as usize]
-            .page
-            .as_mut()
+        let page = self
+            .pages
+            .get_mut(&id)
             .unwrap_or_else(|| unreachable!("node {id} roots no page"));
         page.dirty = false;
         page.extent.replace(extent)
@@ -342,14 +367,12 @@ impl UpperTrie {
 
     /// Every page reference (for free-space accounting).
     pub fn page_refs(&self) -> impl Iterator<Item = Extent> + '_ {
-        self.nodes
-            .iter()
-            .filter_map(|n| n.page.and_then(|p| p.extent))
+        self.pages.values().filter_map(|p| p.extent)
     }
 
     /// Number of pages (internal nodes at page-root depths).
     pub fn page_count(&self) -> usize {
-        self.nodes.iter().filter(|n| n.page.is_some()).count()
+        self.pages.len()
     }
 
     /// Deepest leaf depth and the sum of leaf depths, for statistics.
@@ -379,5 +402,18 @@ impl UpperTrie {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arena is the store's largest resident structure outside the
+    /// budget (two nodes per bucket): a field added to every node shows
+    /// up in bytes per entry at scale.
+    #[test]
+    fn an_arena_node_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<UpperNode>(), 48);
     }
 }

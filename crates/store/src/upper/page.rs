@@ -141,7 +141,7 @@ pub fn encode(
                         extent: None,
                     }
                 } else {
-                    let page = node.page.and_then(|p| p.extent);
+                    let page = trie.page(id).and_then(|p| p.extent);
                     debug_assert!(page.is_some(), "child page not written yet");
                     Entry {
                         summary: summary_of(id),
