@@ -369,11 +369,11 @@ impl Store {
         for (bucket, _) in groups {
             let slot = &mut self.tree.buckets[*bucket as usize];
             targets.push(Target {
-                prefix: slot.prefix,
-                crc: slot.extent.map_or(0, |e| e.crc),
-                extent: slot.extent,
+                prefix: slot.prefix(),
+                crc: slot.extent().map_or(0, |e| e.crc),
+                extent: slot.extent(),
             });
-            inputs.push(match (slot.dirty.take(), slot.extent) {
+            inputs.push(match (slot.dirty.take(), slot.extent()) {
                 (Some(contents), _) => {
                     let memory = contents.memory_bytes();
                     Input::Ready(contents, memory)
@@ -385,7 +385,7 @@ impl Store {
                     }
                     None => Input::Read(extent),
                 },
-                (None, None) => Input::Ready(Box::new(Bucket::new(slot.prefix)), 0),
+                (None, None) => Input::Ready(Box::new(Bucket::new(slot.prefix())), 0),
             });
         }
         (inputs, targets)
@@ -398,7 +398,7 @@ impl Store {
         for ((bucket, _), work) in groups.iter().zip(works) {
             let Some(mut work) = work else { continue };
             let was_in_memory =
-                work.memory_before > 0 || self.tree.buckets[*bucket as usize].extent.is_none();
+                work.memory_before > 0 || self.tree.buckets[*bucket as usize].extent().is_none();
             if !was_in_memory {
                 continue;
             }
@@ -439,7 +439,7 @@ impl Store {
             leaves_before,
             memory_before,
         } = work;
-        let prefix = self.tree.buckets[bucket as usize].prefix;
+        let prefix = self.tree.buckets[bucket as usize].prefix();
         let leaf = self.tree.trie.mark_path(&prefix);
         let stems_after: usize = pieces.iter().map(|(b, _)| b.stem_count()).sum();
         let leaves_after: usize = pieces.iter().map(|(b, _)| b.leaf_count()).sum();
@@ -459,7 +459,7 @@ impl Store {
             return undo;
         }
         // Split: the bucket's old extent belongs to its old prefix.
-        if let Some(old) = self.tree.buckets[bucket as usize].extent.take() {
+        if let Some(old) = self.tree.buckets[bucket as usize].set_extent(None) {
             self.tree.released.push(old.blocks());
         }
         let mut ids = Vec::with_capacity(pieces.len());
@@ -468,12 +468,9 @@ impl Store {
             let id = if index == 0 {
                 bucket
             } else {
-                self.tree.buckets.push(BucketSlot {
-                    prefix: *piece.prefix(),
-                    leaf: 0,
-                    extent: None,
-                    dirty: None,
-                });
+                self.tree
+                    .buckets
+                    .push(BucketSlot::new(piece.prefix(), 0, None));
                 id_of(self.tree.buckets.len() - 1)
             };
             ids.push(id);
@@ -482,7 +479,7 @@ impl Store {
         let leaves = self.tree.trie.replace_leaf(leaf, &prefix, &plan);
         for ((id, leaf), (piece, _)) in ids.into_iter().zip(leaves).zip(pieces) {
             let slot = &mut self.tree.buckets[id as usize];
-            slot.prefix = *piece.prefix();
+            slot.set_prefix(piece.prefix());
             slot.leaf = leaf;
             slot.dirty = Some(Box::new(piece));
         }

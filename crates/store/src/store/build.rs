@@ -224,12 +224,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                 }
                 bucket.finish_bulk();
                 let id = id_of(self.buckets.len());
-                self.buckets.push(BucketSlot {
-                    prefix,
-                    leaf: node,
-                    extent: None,
-                    dirty: None,
-                });
+                self.buckets.push(BucketSlot::new(&prefix, node, None));
                 self.nodes[node as usize].link = Link::Leaf(id);
                 self.batch.push((id, bucket));
                 if self.batch.len() >= BATCH_BUCKETS {
@@ -377,7 +372,7 @@ impl Store {
         };
         for hashed in consumed.hashed {
             let slot = &mut buckets[hashed.bucket as usize];
-            slot.extent = hashed.extent;
+            slot.set_extent(hashed.extent);
             let leaf = &mut nodes[slot.leaf as usize];
             leaf.summary = hashed.summary;
             leaf.stale = false;

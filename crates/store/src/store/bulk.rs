@@ -192,7 +192,7 @@ impl Store {
                 // The old extent stays the durable checkpoint's (or was
                 // staged earlier): freed once the bulk apply's checkpoint
                 // is durable.
-                if let Some(old) = std::mem::replace(&mut slot.extent, extent) {
+                if let Some(old) = slot.set_extent(extent) {
                     self.tree.released.push(old.blocks());
                 }
                 if let Some(contents) = slot.dirty.take() {

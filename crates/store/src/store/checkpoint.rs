@@ -227,7 +227,7 @@ impl Store {
         let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::default();
         for ((&id, new_ref), (_, summary)) in dirty.iter().zip(&new_refs).zip(&encoded) {
             let slot = &mut self.tree.buckets[id as usize];
-            if let Some(old) = std::mem::replace(&mut slot.extent, *new_ref) {
+            if let Some(old) = slot.set_extent(*new_ref) {
                 self.tree.released.push(old.blocks());
             }
             if let Some(summary) = summary {
@@ -236,7 +236,7 @@ impl Store {
         }
         let overrides = self.tree.trie.summaries_with(&leaf_overrides, |leaf| {
             match self.tree.trie.node(leaf).link {
-                Link::Leaf(bucket) => self.tree.buckets[bucket as usize].prefix,
+                Link::Leaf(bucket) => self.tree.buckets[bucket as usize].prefix(),
                 Link::Internal(_) => unreachable!("overrides are for leaves"),
             }
         });
@@ -293,7 +293,7 @@ impl Store {
                 &self.tree.trie,
                 page_root,
                 &prefix,
-                &|bucket| buckets[bucket as usize].extent,
+                &|bucket| buckets[bucket as usize].extent(),
                 &|node| {
                     let tip = trie.node(node).summary;
                     let stored = overrides.get(&node).copied().unwrap_or(tip);
@@ -342,7 +342,7 @@ impl Store {
             Link::Leaf(bucket) => Entry {
                 summary: root_summary,
                 leaf: true,
-                extent: self.tree.buckets[bucket as usize].extent,
+                extent: self.tree.buckets[bucket as usize].extent(),
             },
             Link::Internal(_) => Entry {
                 summary: root_summary,

@@ -24,6 +24,7 @@
 //! [`StoreError::Poisoned`] until the database is reopened.
 
 mod apply;
+mod bucket_slot;
 mod build;
 mod bulk;
 mod checkpoint;
@@ -47,15 +48,12 @@ use std::sync::Arc;
 
 use ubt_spec::hash::Hash;
 
-use crate::bucket::Bucket;
 use crate::error::{Result, StoreError};
 use crate::flat::index::FlatIndex;
-use crate::format::Extent;
 use crate::io::{DirLock, StoreDir};
 use crate::options::Options;
-use crate::prefix::Prefix;
 use crate::stats::Stats;
-use crate::upper::NodeId;
+pub(crate) use bucket_slot::BucketSlot;
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
@@ -69,19 +67,6 @@ pub const META_FILE: &str = "ubt.meta";
 pub const DATA_FILE: &str = "ubt.data";
 /// The write-ahead log.
 pub const WAL_FILE: &str = "ubt.wal";
-
-/// One bucket of the bucket table.
-#[derive(Debug)]
-pub(crate) struct BucketSlot {
-    /// The prefix the bucket covers.
-    pub prefix: Prefix,
-    /// Its leaf in the upper trie.
-    pub leaf: NodeId,
-    /// Where it was last written (none if never written or empty).
-    pub extent: Option<Extent>,
-    /// Its contents, when changed since the last checkpoint.
-    pub dirty: Option<Box<Bucket>>,
-}
 
 /// Counters updated by reads (shared) and writes.
 #[derive(Debug, Default)]

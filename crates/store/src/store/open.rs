@@ -478,22 +478,24 @@ struct PendingPage {
 fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<BucketSlot>)> {
     let g = meta.group_depth;
     let root = meta.root;
-    let mut nodes = vec![UpperNode {
+    // Sized up front from the meta record's bucket count (a full binary
+    // trie over B leaves has 2B - 1 nodes), so loading never doubles a
+    // vector holding most of the resident bytes. The count is read from
+    // disk: it is only a hint, bounded by the data file (every written
+    // bucket owns a block) and checked against the pages below.
+    let bucket_hint = usize::try_from(meta.bucket_count.min(meta.data_blocks + 1)).unwrap_or(0);
+    let mut nodes = Vec::with_capacity((2 * bucket_hint).saturating_sub(1).max(1));
+    nodes.push(UpperNode {
         summary: root.summary,
         link: Link::Leaf(0),
         depth: 0,
         stale: false,
-    }];
+    });
     let mut pages = PageTable::default();
-    let mut buckets: Vec<BucketSlot> = Vec::new();
+    let mut buckets: Vec<BucketSlot> = Vec::with_capacity(bucket_hint);
     let mut level: Vec<PendingPage> = Vec::new();
     if root.leaf {
-        buckets.push(BucketSlot {
-            prefix: Prefix::ROOT,
-            leaf: ROOT,
-            extent: root.extent,
-            dirty: None,
-        });
+        buckets.push(BucketSlot::new(&Prefix::ROOT, ROOT, root.extent));
     } else {
         let at = root.extent.ok_or_else(|| {
             StoreError::corrupted(Structure::Meta, META_FILE, "internal root without a page")
@@ -594,12 +596,7 @@ fn add_page(
         }
         slot_nodes[page::slot_of(rel, index)] = id;
         let (link, page) = if entry.leaf {
-            buckets.push(BucketSlot {
-                prefix,
-                leaf: id,
-                extent: entry.extent,
-                dirty: None,
-            });
+            buckets.push(BucketSlot::new(&prefix, id, entry.extent));
             let bucket =
                 BucketId::try_from(buckets.len() - 1).map_err(|_| "more buckets than ids")?;
             (Link::Leaf(bucket), None)
@@ -652,7 +649,7 @@ fn claim_space(
     let mut alloc = BlockAllocator::new();
     for extent in buckets
         .iter()
-        .filter_map(|b| b.extent)
+        .filter_map(|b| b.extent())
         .chain(revert_log.iter().copied())
     {
         if extent.offset % BLOCK_BYTES as u64 != 0

@@ -168,7 +168,7 @@ impl Store {
         for key in keys {
             let (_, bucket) = self.tree.trie.locate(&Stem::of_key(key));
             let slot = &self.tree.buckets[bucket as usize];
-            let Some(at) = slot.extent else { continue };
+            let Some(at) = slot.extent() else { continue };
             let key = CacheKey::Bucket(bucket);
             if slot.dirty.is_some()
                 || !seen.insert(key)

@@ -188,7 +188,7 @@ impl Store {
         for &id in ids {
             match self.source(id) {
                 Source::Empty => {
-                    let prefix = self.tree.buckets[id as usize].prefix;
+                    let prefix = self.tree.buckets[id as usize].prefix();
                     out.push((id, Bucket::new(prefix)));
                 }
                 Source::Dirty(bucket) => out.push((id, bucket.clone())),

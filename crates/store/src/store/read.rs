@@ -33,7 +33,7 @@ pub(crate) fn block_location(extent: &Extent) -> String {
 impl Store {
     pub(super) fn source(&self, bucket: BucketId) -> Source<'_> {
         let slot = &self.tree.buckets[bucket as usize];
-        match (&slot.dirty, slot.extent) {
+        match (&slot.dirty, slot.extent()) {
             (Some(bucket), _) => Source::Dirty(bucket),
             (None, Some(at)) => Source::Disk(at),
             (None, None) => Source::Empty,
@@ -57,7 +57,7 @@ impl Store {
                     }
                     None => self.read_extent(bucket, &at)?,
                 };
-                let prefix = &self.tree.buckets[bucket as usize].prefix;
+                let prefix = &self.tree.buckets[bucket as usize].prefix();
                 codec::lookup(
                     &bytes,
                     prefix,
@@ -184,7 +184,7 @@ impl Store {
                                     "bucket not fetched",
                                 ))
                             })?;
-                    let prefix = &self.tree.buckets[bucket as usize].prefix;
+                    let prefix = &self.tree.buckets[bucket as usize].prefix();
                     codec::lookup(
                         &fetched[position],
                         prefix,
@@ -207,7 +207,7 @@ impl Store {
         at: &Extent,
         bytes: &[u8],
     ) -> Result<Bucket> {
-        let prefix = &self.tree.buckets[bucket as usize].prefix;
+        let prefix = &self.tree.buckets[bucket as usize].prefix();
         codec::decode(bytes, prefix, at.crc, &block_location(at))
     }
 }

@@ -90,7 +90,7 @@ impl Tree {
         loop {
             match self.trie.node(id).link {
                 Link::Leaf(bucket) => {
-                    return self.buckets[bucket as usize].prefix.truncate(depth);
+                    return self.buckets[bucket as usize].prefix().truncate(depth);
                 }
                 Link::Internal([left, _]) => id = left,
             }

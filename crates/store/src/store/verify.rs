@@ -119,7 +119,7 @@ impl Store {
             .filter_map(|&id| {
                 let slot = &self.tree.buckets[id as usize];
                 (slot.dirty.is_none())
-                    .then_some(slot.extent.map(|at| (id, at)))
+                    .then_some(slot.extent().map(|at| (id, at)))
                     .flatten()
             })
             .collect();
@@ -180,21 +180,22 @@ impl Store {
             let slot = &self.tree.buckets[id as usize];
             for problem in problems {
                 let location = slot
-                    .extent
+                    .extent()
                     .map_or("memory".to_string(), |at| block_location(&at));
-                report
-                    .problems
-                    .push(format!("bucket {:?} at {location}: {problem}", slot.prefix));
+                report.problems.push(format!(
+                    "bucket {:?} at {location}: {problem}",
+                    slot.prefix()
+                ));
             }
         }
         for &id in chunk {
             let slot = &self.tree.buckets[id as usize];
-            if slot.dirty.is_none() && slot.extent.is_none() {
+            if slot.dirty.is_none() && slot.extent().is_none() {
                 report.buckets += 1;
                 if self.tree.trie.node(slot.leaf).summary != Summary::EMPTY {
                     report.problems.push(format!(
                         "bucket {:?} has no extent but a non-empty hash",
-                        slot.prefix
+                        slot.prefix()
                     ));
                 }
             }
