@@ -13,6 +13,18 @@ pub fn peak_resident_bytes() -> Option<u64> {
     status_kib("VmHWM:").map(|kib| kib * 1024)
 }
 
+/// The peak resident bytes, at least every sample in `samples`. The
+/// kernel raises `VmHWM` lazily (when mappings shrink, not when an
+/// allocator returns pages with `madvise`), so a resident set sampled
+/// earlier can exceed the high-water mark read later.
+pub fn peak_resident_bytes_with(samples: &[Option<u64>]) -> Option<u64> {
+    let sampled = samples.iter().flatten().copied().max();
+    match (peak_resident_bytes(), sampled) {
+        (Some(peak), Some(sampled)) => Some(peak.max(sampled)),
+        (peak, sampled) => peak.or(sampled),
+    }
+}
+
 /// The `kB` value of a field of `/proc/self/status`.
 fn status_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
