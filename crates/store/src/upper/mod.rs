@@ -175,8 +175,12 @@ impl UpperTrie {
             node.stale = true;
             let link = node.link;
             let depth = node.depth;
-            if let Some(page) = self.pages.get_mut(&id) {
-                page.dirty = true;
+            // Only internal nodes at page-root depths root a page: skip
+            // the table lookup elsewhere (most levels of a path).
+            if matches!(link, Link::Internal(_)) && self.is_page_root_depth(usize::from(depth)) {
+                if let Some(page) = self.pages.get_mut(&id) {
+                    page.dirty = true;
+                }
             }
             match link {
                 Link::Leaf(_) => return id,
