@@ -1,7 +1,8 @@
 //! What opening a directory does: a missing database is `NotFound` without
 //! leaving anything behind; a directory holding other files is refused
 //! (`NotADatabase`) rather than written into; a second writer is `Locked`;
-//! a group depth other than the stored one is `GroupDepthMismatch`.
+//! a group depth other than the stored one is `GroupDepthMismatch`; the
+//! upper trie's pages are read a bounded batch at a time.
 
 // Test code: a failed unwrap is a failed test, and casts narrow test data.
 #![allow(
@@ -100,4 +101,48 @@ fn one_writer_and_a_fixed_group_depth() {
     );
     drop(store);
     std::fs::remove_dir_all(&path).expect("cleanup");
+}
+
+/// Regression: open read every page of a level in one batch, holding all
+/// their bytes at once (0.36 GB of transient memory at 200M entries). With
+/// group depth 1 every internal node roots a page, so ~600k random entries
+/// put more than 4,096 pages in one level.
+#[test]
+fn open_reads_the_trie_pages_a_bounded_batch_at_a_time() {
+    let (sim, dir) = common::sim_dir();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut entries: Vec<(B256, B256)> = (0..600_000)
+        .map(|_| {
+            let mut key = [0u8; 32];
+            for chunk in key.chunks_mut(8) {
+                chunk.copy_from_slice(&next().to_le_bytes());
+            }
+            (B256::from(key), B256::repeat_byte(7))
+        })
+        .collect();
+    entries.sort_unstable();
+    entries.dedup_by_key(|(k, _)| *k);
+    let options = common::options(1, 64 << 20);
+    let (store, _) = Store::build(std::sync::Arc::clone(&dir), options.clone(), entries).unwrap();
+    let root = store.root();
+    let pages = store.stats().page_count;
+    drop(store);
+    assert!(
+        pages > 3 * 4096,
+        "{pages} pages: too few to need several batches"
+    );
+    let reopened = common::open(&dir, &options);
+    assert_eq!(reopened.root(), root);
+    assert!(
+        sim.largest_read_batch() <= 4096,
+        "open read {} pages in one batch",
+        sim.largest_read_batch()
+    );
 }

@@ -297,6 +297,8 @@ struct Disk {
     read_only_media: bool,
     /// Mutating calls so far ([`SimDir::mutating_op_count`]).
     mutating_calls: u64,
+    /// Most requests in one batched read ([`SimDir::largest_read_batch`]).
+    largest_read_batch: usize,
 }
 
 impl Disk {
@@ -315,6 +317,7 @@ impl Disk {
             shared: 0,
             read_only_media: false,
             mutating_calls: 0,
+            largest_read_batch: 0,
         }
     }
 
@@ -462,6 +465,13 @@ impl SimDir {
     /// points by comparing this count.
     pub fn mutating_op_count(&self) -> u64 {
         self.lock().mutating_calls
+    }
+
+    /// The most requests any one batched read (`read_batch`,
+    /// `read_batch_each`) of any file asked for so far: how many reads a
+    /// caller holds in memory at once. Not an operation.
+    pub fn largest_read_batch(&self) -> usize {
+        self.lock().largest_read_batch
     }
 
     /// Makes the media read-only (`true`) or writable again (`false`): see
@@ -831,6 +841,24 @@ impl SimFile {
 }
 
 impl StoreFile for SimFile {
+    fn read_batch_each(
+        &self,
+        requests: &[crate::io::ReadRequest],
+        done: &mut dyn FnMut(usize, io::Result<Vec<u8>>),
+    ) {
+        {
+            let mut disk = self.lock();
+            disk.largest_read_batch = disk.largest_read_batch.max(requests.len());
+        }
+        for (index, request) in requests.iter().enumerate() {
+            let mut buf = vec![0u8; request.len];
+            done(
+                index,
+                self.read_exact_at(&mut buf, request.offset).map(|()| buf),
+            );
+        }
+    }
+
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         let mut disk = self.lock();
         disk.begin_op()?;
