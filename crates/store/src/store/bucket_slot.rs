@@ -13,7 +13,7 @@ use crate::bucket::Bucket;
 use crate::format::Extent;
 use crate::prefix::Prefix;
 use crate::upper::NodeId;
-use ubt_spec::key::STEM_BYTES;
+use ubt_spec::key::{Stem, STEM_BYTES};
 
 /// Longest prefix kept inline.
 const INLINE_PREFIX_BITS: usize = 64;
@@ -46,8 +46,8 @@ impl PackedPrefix {
             PackedPrefix::Inline { bits, len } => {
                 let mut bytes = [0u8; STEM_BYTES];
                 bytes[..8].copy_from_slice(&bits.to_be_bytes());
-                Prefix::from_parts(bytes, usize::from(*len))
-                    .unwrap_or_else(|| unreachable!("packed from a prefix of {len} bits"))
+                // The bits past `len` were zero when packed.
+                Prefix::of_stem(&Stem(bytes), usize::from(*len))
             }
             PackedPrefix::Boxed(prefix) => **prefix,
         }
@@ -116,7 +116,6 @@ const UNWRITTEN: Extent = Extent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ubt_spec::key::Stem;
 
     /// A stem with set bits throughout (so a truncation shows).
     fn stem(seed: usize) -> Stem {

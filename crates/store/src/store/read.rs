@@ -57,10 +57,10 @@ impl Store {
                     }
                     None => self.read_extent(bucket, &at)?,
                 };
-                let prefix = &self.tree.buckets[bucket as usize].prefix();
+                let prefix = self.tree.buckets[bucket as usize].prefix();
                 codec::lookup(
                     &bytes,
-                    prefix,
+                    &prefix,
                     at.crc,
                     &block_location(&at),
                     &stem,
@@ -184,10 +184,10 @@ impl Store {
                                     "bucket not fetched",
                                 ))
                             })?;
-                    let prefix = &self.tree.buckets[bucket as usize].prefix();
+                    let prefix = self.tree.buckets[bucket as usize].prefix();
                     codec::lookup(
                         &fetched[position],
-                        prefix,
+                        &prefix,
                         at.crc,
                         &block_location(&at),
                         &stem,
@@ -207,7 +207,7 @@ impl Store {
         at: &Extent,
         bytes: &[u8],
     ) -> Result<Bucket> {
-        let prefix = &self.tree.buckets[bucket as usize].prefix();
-        codec::decode(bytes, prefix, at.crc, &block_location(at))
+        let prefix = self.tree.buckets[bucket as usize].prefix();
+        codec::decode(bytes, &prefix, at.crc, &block_location(at))
     }
 }
