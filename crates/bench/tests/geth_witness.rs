@@ -463,6 +463,7 @@ fn code_change_workload(dir: &Path) -> PathBuf {
         mode: "accounts".into(),
         seed: 0,
         description: "accounts with long and short code".into(),
+        state: ubt_bench::gen::StateStorage::File,
         state_records: lines.len() as u64,
         blocks: 0,
         tree_entries: None,

@@ -201,6 +201,18 @@ pub enum GenMode {
     HotContracts,
 }
 
+/// Where `ubt bench gen` puts a chain-like state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum StateArg {
+    /// In DIR/state.jsonl (~150 bytes per tree entry; what the go-ethereum
+    /// peers read).
+    File,
+    /// Nowhere: workload.json holds the recipe and `ubt bench run`
+    /// generates the state again as it loads it (0 bytes per entry; ubt
+    /// only).
+    Generated,
+}
+
 /// Arguments of `ubt bench gen`.
 #[derive(Args, Debug)]
 pub struct GenArgs {
@@ -226,6 +238,9 @@ pub struct GenArgs {
     /// hot-contracts mode].
     #[arg(long)]
     pub sequential_slots: Option<u64>,
+    /// Chain mode: where the state goes.
+    #[arg(long, value_enum, default_value_t = StateArg::File)]
+    pub state: StateArg,
     /// Raw mode: read blocks.
     #[arg(long, default_value_t = 3)]
     pub read_blocks: u64,

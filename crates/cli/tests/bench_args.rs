@@ -147,6 +147,19 @@ fn missing_states_and_bad_counts_are_refused() {
     );
     refused(&["bench", "run", "--state", m, "--group-depth", "9"], "9");
     refused(&["bench", "gen", "--out", m, "--entries", "0"], "--entries");
+    refused(
+        &[
+            "bench",
+            "gen",
+            "--out",
+            m,
+            "--mode",
+            "raw",
+            "--state",
+            "generated",
+        ],
+        "chain mode only",
+    );
     refused(&["bench", "--entries", "1000"], "--entries");
     refused(
         &["bench", "report", "--metrics", m, "--out", m],

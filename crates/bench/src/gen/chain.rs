@@ -42,9 +42,10 @@ use std::path::{Path, PathBuf};
 use ubt_spec::chunk::CHUNK_CODE_BYTES;
 
 use super::erc20::{erc20_entries, erc20_meta, write_erc20, ETHER};
-use super::meta::{ChainMeta, Erc20Meta, SequentialMeta, WorkloadMeta, FORMAT};
+use super::meta::{ChainMeta, Erc20Meta, SequentialMeta, StateStorage, WorkloadMeta, FORMAT};
 use super::rng::GenRng;
 use super::sequential::{sequential_entries, sequential_meta, write_sequential};
+use super::sink::{CountingSink, StateSink};
 use super::write::LineWriter;
 use super::{tag, Progress, Stage, PROGRESS_EVERY};
 use crate::BenchError;
@@ -89,6 +90,9 @@ pub struct ChainParams {
     /// Preset slots of the sequential-slot contract
     /// ([`super::sequential`]); 0 leaves the contract out.
     pub sequential_slots: u64,
+    /// Where the state goes: `state.jsonl`, or nowhere (regenerated from
+    /// `workload.json` whenever it is read, [`super::generated`]).
+    pub storage: StateStorage,
 }
 
 /// Preset slots of the sequential-slot contract by default: enough for
@@ -106,7 +110,26 @@ impl ChainParams {
             eoa_share: EOA_SHARE,
             min_slots: None,
             sequential_slots: DEFAULT_SEQUENTIAL_SLOTS,
+            storage: StateStorage::File,
         }
+    }
+
+    /// The parameters a chain-like state's `workload.json` was generated
+    /// with, `None` if it is not a chain-like state. [`plan`] gives the
+    /// same split from them (`min_slots` is stored, not derived again).
+    pub fn of_meta(meta: &WorkloadMeta) -> Option<Self> {
+        let chain = meta.chain.as_ref()?;
+        let erc20 = meta.erc20.as_ref()?;
+        Some(ChainParams {
+            name: meta.name.clone(),
+            target_entries: chain.target_entries,
+            seed: meta.seed,
+            holders: erc20.holders,
+            eoa_share: chain.eoa_share,
+            min_slots: Some(chain.min_slots),
+            sequential_slots: meta.sequential.as_ref().map_or(0, |s| s.slots),
+            storage: meta.state,
+        })
     }
 }
 
@@ -193,47 +216,61 @@ pub struct ChainReport {
     pub state_bytes: u64,
 }
 
-/// Writes a chain-like workload into `dir`: `state.jsonl` (the token's
-/// records, then the EOAs, then each contract followed by its slots), an
-/// empty `blocks.jsonl` (the ERC20 blocks come from executing the token
-/// workloads over this state) and `workload.json` with the `erc20` and
-/// `chain` objects. The same parameters give byte-identical files.
+/// Writes a chain-like workload into `dir`: the state (the token's
+/// records, then the EOAs, then each contract followed by its slots) in
+/// `state.jsonl`, or, with [`StateStorage::Generated`], nowhere (the
+/// state is generated once to count it); an empty `blocks.jsonl` (the
+/// ERC20 blocks come from executing the token workloads over this state)
+/// and `workload.json` with the `erc20` and `chain` objects. The same
+/// parameters give byte-identical files.
 pub fn gen_chain(
     dir: &Path,
     params: &ChainParams,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ChainReport, BenchError> {
     std::fs::create_dir_all(dir).map_err(|e| BenchError::io_at("create", dir, e))?;
-    let plan = plan(params);
-    let seed = params.seed;
-    let total = params.target_entries;
-    let mut out = LineWriter::create(&dir.join("state.jsonl"))?;
-    let (erc20, sequential, mut entries) =
-        write_studies_contracts(&mut out, params, total, progress)?;
-    let random = write_random_state(&mut out, seed, &plan, entries, total, progress)?;
-    entries += random.entries;
-    let (state_records, state_bytes) = out.finish()?;
-    progress(Progress::new(Stage::State, entries, total));
+    let state_path = dir.join("state.jsonl");
+    let (state, state_records, state_bytes) = match params.storage {
+        StateStorage::File => {
+            let mut out = LineWriter::create(&state_path)?;
+            let state = write_chain_state(&mut out, params, progress)?;
+            let (records, bytes) = out.finish()?;
+            (state, records, bytes)
+        }
+        StateStorage::Generated => {
+            // A stale file would contradict workload.json.
+            match std::fs::remove_file(&state_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(BenchError::io_at("removing", &state_path, e));
+                }
+                _ => {}
+            }
+            let mut counted = CountingSink::default();
+            let state = write_chain_state(&mut counted, params, progress)?;
+            (state, counted.records, 0)
+        }
+    };
     LineWriter::create(&dir.join("blocks.jsonl"))?.finish()?;
 
     let meta = WorkloadMeta {
         format: FORMAT,
         name: params.name.clone(),
         mode: "accounts".to_owned(),
-        seed,
+        seed: params.seed,
         description: format!(
             "chain-like state: {}; ERC20 token with {} holders; \
              sequential-slot contract with {} preset slots",
-            random.describe(&plan),
+            state.random.describe(&state.plan),
             params.holders,
             params.sequential_slots
         ),
+        state: params.storage,
         state_records,
         blocks: 0,
-        tree_entries: Some(entries),
-        erc20: Some(erc20),
-        chain: Some(random.meta(params, &plan)),
-        sequential,
+        tree_entries: Some(state.entries),
+        erc20: Some(state.erc20),
+        chain: Some(state.random.meta(params, &state.plan)),
+        sequential: state.sequential,
         hot_contracts: None,
     };
     meta.write(dir)?;
@@ -244,12 +281,49 @@ pub fn gen_chain(
     })
 }
 
+/// What [`write_chain_state`] generated.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ChainState {
+    /// The token and its actors.
+    pub erc20: Erc20Meta,
+    /// The sequential-slot contract, if it has slots.
+    pub sequential: Option<SequentialMeta>,
+    /// How the target was split.
+    pub plan: ChainPlan,
+    /// The random accounts.
+    pub random: RandomState,
+    /// Tree entries in all.
+    pub entries: u64,
+}
+
+/// Generates the chain-like state of `params` into `sink`, in the order
+/// `state.jsonl` holds it (progress in tree entries).
+pub(crate) fn write_chain_state(
+    sink: &mut dyn StateSink,
+    params: &ChainParams,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ChainState, BenchError> {
+    let plan = plan(params);
+    let total = params.target_entries;
+    let (erc20, sequential, mut entries) = write_studies_contracts(sink, params, total, progress)?;
+    let random = write_random_state(sink, params.seed, &plan, entries, total, progress)?;
+    entries += random.entries;
+    progress(Progress::new(Stage::State, entries, total));
+    Ok(ChainState {
+        erc20,
+        sequential,
+        plan,
+        random,
+        entries,
+    })
+}
+
 /// Writes the studies' contracts `params` asks for: the ERC20 token and
 /// its actors, then the sequential-slot contract if it has slots (progress
 /// out of `total` entries). Returns their descriptions and the tree
 /// entries written.
 pub(crate) fn write_studies_contracts(
-    out: &mut LineWriter,
+    out: &mut dyn StateSink,
     params: &ChainParams,
     total: u64,
     progress: &mut dyn FnMut(Progress),
@@ -373,7 +447,7 @@ pub(crate) fn chain_contract(
 /// of `total`: `plan.eoas` EOAs, then contracts with their slots until
 /// their entries reach `plan.contract_budget`.
 pub(crate) fn write_random_state(
-    out: &mut LineWriter,
+    out: &mut dyn StateSink,
     seed: u64,
     plan: &ChainPlan,
     before: u64,

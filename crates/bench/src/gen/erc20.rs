@@ -28,7 +28,7 @@ use ubt_spec::chunk::CHUNK_CODE_BYTES;
 
 use super::meta::Erc20Meta;
 use super::rng::GenRng;
-use super::write::LineWriter;
+use super::sink::StateSink;
 use super::{tag, Progress, Stage, PROGRESS_EVERY};
 use crate::BenchError;
 
@@ -60,7 +60,7 @@ pub fn erc20_entries(holders: u64) -> u64 {
 
 /// Writes the token's records; returns the tree entries written.
 pub(crate) fn write_erc20(
-    out: &mut LineWriter,
+    out: &mut dyn StateSink,
     meta: &Erc20Meta,
     progress: &mut dyn FnMut(Progress),
     total: u64,

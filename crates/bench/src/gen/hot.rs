@@ -61,8 +61,9 @@ use super::chain::{
     chain_contract, draw_contract, draw_slot, plan, write_random_state, write_studies_contracts,
     ChainParams, ChainPlan, ContractDraw, CODE_LEN_END,
 };
-use super::meta::{HotContractsMeta, WorkloadMeta, FORMAT};
+use super::meta::{HotContractsMeta, StateStorage, WorkloadMeta, FORMAT};
 use super::rng::GenRng;
+use super::sink::StateSink;
 use super::write::{hex_string, LineWriter};
 use super::{tag, Progress, Stage};
 use crate::BenchError;
@@ -222,6 +223,7 @@ pub fn hot_plan(params: &HotParams) -> Result<HotPlan, BenchError> {
         eoa_share: super::chain::EOA_SHARE,
         min_slots: None,
         sequential_slots: params.sequential_slots,
+        storage: StateStorage::File,
     };
     let chain = plan(&rest);
     Ok(HotPlan {
@@ -320,6 +322,7 @@ pub fn gen_hot_contracts(
             params.new_slots_per_block,
             random.describe(&hot_plan.chain)
         ),
+        state: StateStorage::File,
         state_records,
         blocks: params.blocks,
         tree_entries: Some(entries),
@@ -339,7 +342,7 @@ pub fn gen_hot_contracts(
 /// Writes the hot contracts with their slots, after `before` entries of
 /// `total`; returns each one's address and slot count.
 fn write_hot_contracts(
-    out: &mut LineWriter,
+    out: &mut dyn StateSink,
     seed: u64,
     sizes: &[u64],
     before: u64,

@@ -26,7 +26,11 @@ pub struct WorkloadMeta {
     pub seed: u64,
     /// One line on what the workload is.
     pub description: String,
-    /// Lines of `state.jsonl`.
+    /// Where the state is: `state.jsonl` (absent from the file) or
+    /// regenerated from this file's recipe ([`StateStorage`]).
+    #[serde(default, skip_serializing_if = "StateStorage::is_file")]
+    pub state: StateStorage,
+    /// Records of the state (lines of `state.jsonl` when it is a file).
     pub state_records: u64,
     /// Lines of `blocks.jsonl`.
     pub blocks: u64,
@@ -68,6 +72,26 @@ impl WorkloadMeta {
             .map_err(|e| BenchError::io_at("serialize", &path, e.into()))?;
         text.push('\n');
         std::fs::write(&path, text).map_err(|e| BenchError::io_at("write", &path, e))
+    }
+}
+
+/// Where a workload's state is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StateStorage {
+    /// In the directory's `state.jsonl`.
+    #[default]
+    File,
+    /// Nowhere on disk: regenerated, record for record, from the seed and
+    /// the `chain`, `erc20` and `sequential` objects whenever it is read
+    /// (`crate::gen::generated`). Chain-like states only.
+    Generated,
+}
+
+impl StateStorage {
+    /// The state is a file (the default, left out of `workload.json`).
+    pub fn is_file(&self) -> bool {
+        *self == StateStorage::File
     }
 }
 

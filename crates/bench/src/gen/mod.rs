@@ -18,6 +18,9 @@
 //! * [`tree_entries`], [`logical_root`], [`read_codes`] ([`convert`]):
 //!   `state.jsonl` to the sorted leaf stream `ubt_engine::Db::build`
 //!   takes, its root, and the code the EVM needs.
+//! * [`GeneratedItems`], [`generated_codes`] ([`generated`]): a chain-like
+//!   state written nowhere ([`StateStorage::Generated`]), generated again
+//!   from `workload.json` whenever it is read.
 //! * [`WorkloadMeta`] ([`meta`]): `workload.json`, read and written.
 //!
 //! Randomness comes from [`rng::GenRng`] streams named by seed, part and
@@ -28,12 +31,14 @@
 pub mod chain;
 pub mod convert;
 pub mod erc20;
+pub mod generated;
 pub mod hot;
 pub mod meta;
 pub mod pairs;
 pub mod raw;
 pub mod rng;
 pub mod sequential;
+pub(crate) mod sink;
 pub(crate) mod write;
 
 use std::fmt;
@@ -43,8 +48,11 @@ pub use convert::{
     logical_root, read_codes, tree_entries, StateItems, StateItemsProbe, StateRecord, TreeEntries,
 };
 pub use erc20::{erc20_entries, erc20_meta};
+pub use generated::{generated_codes, GeneratedItems, GeneratedProbe};
 pub use hot::{gen_hot_contracts, HotParams, HotReport};
-pub use meta::{ChainMeta, Erc20Meta, HotContractsMeta, SequentialMeta, WorkloadMeta};
+pub use meta::{
+    ChainMeta, Erc20Meta, HotContractsMeta, SequentialMeta, StateStorage, WorkloadMeta,
+};
 pub use pairs::{RandomPairs, SortedPairs};
 pub use raw::{gen_raw, RawBlocks, RawReport};
 pub use sequential::{sequential_entries, sequential_meta};

@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::meta::{WorkloadMeta, FORMAT};
+use super::meta::{StateStorage, WorkloadMeta, FORMAT};
 use super::rng::GenRng;
 use super::write::{hex_string, LineWriter};
 use super::{tag, Progress, Stage, PROGRESS_EVERY};
@@ -90,6 +90,7 @@ pub fn gen_raw(
         mode: "raw".to_owned(),
         seed,
         description,
+        state: StateStorage::File,
         state_records,
         blocks,
         tree_entries: Some(entries),

@@ -11,7 +11,7 @@ use ubt_spec::chunk::CHUNK_CODE_BYTES;
 
 use super::meta::SequentialMeta;
 use super::rng::GenRng;
-use super::write::LineWriter;
+use super::sink::StateSink;
 use super::{tag, Progress, Stage, PROGRESS_EVERY};
 use crate::BenchError;
 
@@ -33,7 +33,7 @@ pub fn sequential_entries(slots: u64) -> u64 {
 /// Writes the contract's records after `before` entries; returns the
 /// entries written.
 pub(crate) fn write_sequential(
-    out: &mut LineWriter,
+    out: &mut dyn StateSink,
     meta: &SequentialMeta,
     progress: &mut dyn FnMut(Progress),
     before: u64,

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::sink::StateSink;
 use crate::BenchError;
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -79,7 +80,7 @@ impl LineWriter {
     }
 
     /// `{"account":"0x<40>","nonce":N,"balance":"<decimal>","code":"0x<hex>"}`.
-    pub fn account(
+    pub fn write_account(
         &mut self,
         address: &[u8; 20],
         nonce: u64,
@@ -100,7 +101,7 @@ impl LineWriter {
     }
 
     /// `{"slot":"0x<40>","key":"0x<64>","value":"0x<64>"}`.
-    pub fn slot(
+    pub fn write_slot(
         &mut self,
         address: &[u8; 20],
         key: &[u8; 32],
@@ -170,6 +171,27 @@ impl LineWriter {
             .flush()
             .map_err(|e| BenchError::io_at("write", &self.path, e))?;
         Ok((self.lines, self.bytes))
+    }
+}
+
+impl StateSink for LineWriter {
+    fn account(
+        &mut self,
+        address: &[u8; 20],
+        nonce: u64,
+        balance: u128,
+        code: &[u8],
+    ) -> Result<(), BenchError> {
+        self.write_account(address, nonce, balance, code)
+    }
+
+    fn slot(
+        &mut self,
+        address: &[u8; 20],
+        key: &[u8; 32],
+        value: &[u8; 32],
+    ) -> Result<(), BenchError> {
+        self.write_slot(address, key, value)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Loading a state of accounts into a ubt configuration through
 //! `ubt_import::import_items`: the state file is read a batch of lines at
-//! a time, the tree entries (and the flat index's records) go through the
+//! a time (a generated state is generated a batch at a time instead), the tree entries (and the flat index's records) go through the
 //! import's external sort, and the build streams from its final merge.
 //! Memory is the import's bound (the run's memory budget, 1 GiB by
 //! default) whatever the state's size; spill runs go to a temporary
@@ -15,7 +15,7 @@ use std::sync::mpsc::{channel, Sender};
 use ubt_import::{import_items, ImportError, ImportOptions, Phase, Problem, Progress, Status};
 
 use super::RunEvent;
-use crate::gen::{StateItems, StateItemsProbe};
+use crate::gen::{ChainParams, GeneratedItems, GeneratedProbe, StateItems, StateItemsProbe};
 use crate::BenchError;
 
 /// What a load built.
@@ -50,24 +50,84 @@ impl Progress for Forward {
     }
 }
 
-/// Imports the state file `state` (accounts mode) into a new database at
-/// `db`; `None` (and no database) when a record rewrites an earlier
-/// record's key, which the import refuses and the state format allows.
+/// Where a state of accounts comes from.
+pub(super) enum StateInput<'a> {
+    /// A `state.jsonl` file.
+    File(&'a Path),
+    /// Generated from its recipe ([`GeneratedItems`]), `records` of them.
+    Generated {
+        /// The recipe.
+        params: ChainParams,
+        /// Records it generates (`workload.json`'s `state_records`).
+        records: u64,
+    },
+}
+
+/// How far the read of a state has come: bytes of the file, or records
+/// generated.
+enum ReadProbe {
+    File(StateItemsProbe),
+    Generated(GeneratedProbe),
+}
+
+impl ReadProbe {
+    fn done(&self) -> u64 {
+        match self {
+            ReadProbe::File(probe) => probe.read_bytes(),
+            ReadProbe::Generated(probe) => probe.records(),
+        }
+    }
+
+    fn failure(&self) -> Option<BenchError> {
+        match self {
+            ReadProbe::File(probe) => probe.failure(),
+            ReadProbe::Generated(_) => None,
+        }
+    }
+}
+
+/// Imports a state of accounts into a new database at `db`; `None` (and
+/// no database) when a record rewrites an earlier record's key, which the
+/// import refuses and the state format allows.
 pub(super) fn import_state(
-    state: &Path,
+    input: StateInput<'_>,
     db: &Path,
     options: &ImportOptions,
     label: &str,
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<Option<Imported>, BenchError> {
-    let (items, probe, file_bytes) = StateItems::open(state)?;
+    match input {
+        StateInput::File(state) => {
+            let (items, probe, file_bytes) = StateItems::open(state)?;
+            let probe = ReadProbe::File(probe);
+            import_from(items, &probe, file_bytes, db, options, label, events)
+        }
+        StateInput::Generated { params, records } => {
+            let (items, probe) = GeneratedItems::start(&params);
+            let probe = ReadProbe::Generated(probe);
+            import_from(items, &probe, records, db, options, label, events)
+        }
+    }
+}
+
+/// [`import_state`] from `items`; the read phase's units are `probe`'s,
+/// `read_total` of them.
+fn import_from(
+    items: impl Iterator<Item = std::io::Result<ubt_import::StateItem>> + Send,
+    probe: &ReadProbe,
+    read_total: u64,
+    db: &Path,
+    options: &ImportOptions,
+    label: &str,
+    events: &mut dyn FnMut(RunEvent),
+) -> Result<Option<Imported>, BenchError> {
     let (sender, receiver) = channel();
     let forward = Forward(sender);
     let outcome = std::thread::scope(|scope| {
         let importing = scope.spawn(move || import_items(items, db, options, &forward));
         let mut shown = Shown::default();
         for report in receiver {
-            shown.show(report, &probe, file_bytes, label, events);
+            shown.show(report, probe, read_total, label, events);
         }
         if shown.open {
             // The import stopped inside a phase.
@@ -118,8 +178,8 @@ impl Shown {
     fn show(
         &mut self,
         report: Report,
-        probe: &StateItemsProbe,
-        file_bytes: u64,
+        probe: &ReadProbe,
+        read_total: u64,
         label: &str,
         events: &mut dyn FnMut(RunEvent),
     ) {
@@ -129,8 +189,8 @@ impl Shown {
                 self.reading = status.phase == Phase::Read;
                 self.open = true;
                 let (what, total) = match status.phase {
-                    // The read phase's units are the file's bytes.
-                    Phase::Read => ("reading and sorting the state", file_bytes),
+                    // The read phase's units are the probe's.
+                    Phase::Read => ("reading and sorting the state", read_total),
                     Phase::Merge => ("merging sorted runs", 0),
                     Phase::Build => ("building", status.total.unwrap_or(0)),
                     Phase::Index => ("building the flat index", status.total.unwrap_or(0)),
@@ -142,7 +202,7 @@ impl Shown {
             }
             Report::Advanced(status) => {
                 let done = if self.reading {
-                    probe.read_bytes()
+                    probe.done()
                 } else {
                     status.done
                 };

@@ -14,11 +14,11 @@ use ubt_import::ImportOptions;
 
 use super::db_cache::{self, LoadMarker};
 use super::geth;
-use super::import_load::import_state;
+use super::import_load::{import_state, StateInput};
 use super::plan::{ubt_options, Config, Engines, StatePlan};
 use super::ubt_exec::engine_error;
 use super::{RunConfig, RunEvent};
-use crate::gen::{read_codes, tree_entries, TreeEntries};
+use crate::gen::{generated_codes, read_codes, tree_entries, TreeEntries};
 use crate::BenchError;
 
 /// Loads the state into every configuration's pristine database that is
@@ -32,7 +32,7 @@ pub(super) fn load_all(
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<(HashMap<String, LoadMarker>, usize), BenchError> {
     let mut loaded_now = 0;
-    let state = plan.dir.join("state.jsonl");
+    let state = plan.state_file();
     let mut markers = HashMap::new();
     let mut entries: Option<TreeEntries> = None;
     let mut ubt_root: Option<String> = None;
@@ -121,6 +121,14 @@ fn load_ubt(
     events: &mut dyn FnMut(RunEvent),
 ) -> Result<(String, u64), BenchError> {
     let state = plan.dir.join("state.jsonl");
+    let input = match plan.generated() {
+        Some(params) => StateInput::Generated {
+            params,
+            records: plan.meta.state_records,
+        },
+        None => StateInput::File(&state),
+    };
+    let generated = matches!(input, StateInput::Generated { .. });
     if plan.meta.mode == "accounts" && entries.is_none() {
         let options = ImportOptions {
             group_depth: Some(group_depth),
@@ -131,8 +139,14 @@ fn load_ubt(
             ..ImportOptions::default()
         };
         let shown_as = format!("ubt gd{group_depth}");
-        match import_state(&state, db, &options, &shown_as, events)? {
+        match import_state(input, db, &options, &shown_as, events)? {
             Some(imported) => return Ok((imported.root, imported.entries)),
+            None if generated => {
+                return Err(BenchError::Engine {
+                    what: format!("loading {shown_as}"),
+                    message: "the generated state writes one tree key twice".into(),
+                })
+            }
             None => events(RunEvent::Note(format!(
                 "{}: a record rewrites an earlier one's key; the state is sorted in memory",
                 state.display()
@@ -197,11 +211,6 @@ pub(super) fn contract_codes(
     if !codes_needed {
         return Ok(CodeStore::new());
     }
-    let state = plan.dir.join("state.jsonl");
-    events(RunEvent::Phase {
-        label: "reading contract code".into(),
-        total: file_len(&state),
-    });
     let meta = &plan.meta;
     let mut named: HashSet<Address> = HashSet::new();
     if let Some(erc20) = &meta.erc20 {
@@ -213,6 +222,15 @@ pub(super) fn contract_codes(
     if let Some(hot) = &meta.hot_contracts {
         named.extend(hot.addresses.iter().copied());
     }
+    if let Some(params) = plan.generated() {
+        // The named contracts come first in a generated state.
+        return Ok(generated_codes(&params, &named));
+    }
+    let state = plan.dir.join("state.jsonl");
+    events(RunEvent::Phase {
+        label: "reading contract code".into(),
+        total: file_len(&state),
+    });
     let only = (!named.is_empty()).then_some(&named);
     let mut last = 0;
     let codes = read_codes(&state, only, &mut |p| {

@@ -11,7 +11,7 @@ use super::blocks::{evm_blocks, EvmSetup};
 use super::geth::{self, GethEngine};
 use super::kind::Workload;
 use super::{ubt_exec, Notes, RunConfig, RunEvent};
-use crate::gen::WorkloadMeta;
+use crate::gen::{ChainParams, StateStorage, WorkloadMeta};
 use crate::BenchError;
 
 /// One engine configuration.
@@ -97,6 +97,33 @@ pub(super) struct StatePlan {
     pub(super) workloads: Vec<(Workload, String, PathBuf)>,
 }
 
+impl StatePlan {
+    /// The file whose identity names the state (a database loaded from it
+    /// is reused while it is unchanged): `state.jsonl`, or `workload.json`
+    /// for a generated state, whose recipe is the state.
+    pub(super) fn state_file(&self) -> PathBuf {
+        state_file(&self.dir, &self.meta)
+    }
+
+    /// The parameters a generated state is generated from; `None` for a
+    /// state in `state.jsonl`.
+    pub(super) fn generated(&self) -> Option<ChainParams> {
+        if self.meta.state.is_file() {
+            return None;
+        }
+        ChainParams::of_meta(&self.meta)
+    }
+}
+
+/// See [`StatePlan::state_file`].
+fn state_file(dir: &Path, meta: &WorkloadMeta) -> PathBuf {
+    if meta.state.is_file() {
+        dir.join("state.jsonl")
+    } else {
+        dir.join("workload.json")
+    }
+}
+
 /// An options error.
 fn invalid(what: impl Into<String>) -> BenchError {
     BenchError::InvalidOptions { what: what.into() }
@@ -139,7 +166,7 @@ pub(super) fn check_config(config: &RunConfig) -> Result<(), BenchError> {
 /// share a database).
 fn state_key(dir: &Path, meta: &WorkloadMeta) -> Result<String, BenchError> {
     use std::hash::{Hash, Hasher};
-    let state = dir.join("state.jsonl");
+    let state = state_file(dir, meta);
     let metadata = std::fs::metadata(&state).map_err(|e| BenchError::io_at("stat", &state, e))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     #[cfg(unix)]
@@ -230,13 +257,7 @@ pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchErr
     let mut plans = Vec::new();
     let mut names = HashSet::new();
     for dir in &config.states {
-        if !dir.join("state.jsonl").is_file() {
-            return Err(invalid(format!(
-                "{} has no state.jsonl: give a directory made by `ubt bench gen`",
-                dir.display()
-            )));
-        }
-        let meta = WorkloadMeta::read(dir)?;
+        let meta = read_state_meta(dir, config)?;
         let key = state_key(dir, &meta)?;
         let has_blocks = dir.join("blocks.jsonl").is_file();
         let workloads = match &config.workloads {
@@ -267,7 +288,9 @@ pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchErr
                 .join(format!("{key}-{name}"));
             std::fs::create_dir_all(&workload_dir)
                 .map_err(|e| BenchError::io_at("creating", &workload_dir, e))?;
-            link_state(dir, &workload_dir)?;
+            if meta.state.is_file() {
+                link_state(dir, &workload_dir)?;
+            }
             if workload_dir.join("workload.json").is_file() {
                 let existing = WorkloadMeta::read(&workload_dir)?;
                 if existing.blocks != config.blocks && workload_dir.join("blocks.jsonl").is_file() {
@@ -307,6 +330,38 @@ pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchErr
         });
     }
     Ok(plans)
+}
+
+/// Reads a state directory's `workload.json`, refusing a directory with
+/// no state in it and a generated state the run cannot read.
+fn read_state_meta(dir: &Path, config: &RunConfig) -> Result<WorkloadMeta, BenchError> {
+    let generated = WorkloadMeta::read(dir)
+        .ok()
+        .filter(|meta| meta.state == StateStorage::Generated);
+    let Some(meta) = generated else {
+        if !dir.join("state.jsonl").is_file() {
+            return Err(invalid(format!(
+                "{} has no state.jsonl: give a directory made by `ubt bench gen`",
+                dir.display()
+            )));
+        }
+        return WorkloadMeta::read(dir);
+    };
+    if meta.mode != "accounts" || ChainParams::of_meta(&meta).is_none() {
+        return Err(invalid(format!(
+            "{}: a generated state must be a chain-like state of accounts \
+             (`ubt bench gen --mode chain --state generated`)",
+            dir.display()
+        )));
+    }
+    if !config.peers.is_empty() {
+        return Err(invalid(format!(
+            "{} is a generated state (no state.jsonl); the go-ethereum peers load \
+             state.jsonl: generate it with `--state file`, or run without peers",
+            dir.display()
+        )));
+    }
+    Ok(meta)
 }
 
 /// ubt's options for `group_depth` under the run's memory budget.
