@@ -22,7 +22,7 @@ use ubt_spec::key::Stem;
 
 use crate::format::Extent;
 use crate::prefix::Prefix;
-use crate::summary::{combine, Summary};
+use crate::summary::{combine, Occupancy, Summary};
 
 /// Index of a node in the upper trie's arena.
 pub type NodeId = u32;
@@ -259,38 +259,91 @@ impl UpperTrie {
         id
     }
 
-    /// Recomputes every stale internal summary (leaves must be fresh) and
-    /// returns the root summary. Visits only stale nodes.
+    /// Recomputes every stale summary and returns the root's.
+    ///
+    /// The stale internal nodes are gathered level by level, then hashed
+    /// deepest level first: each level's pairs of child hashes go to the
+    /// batched SHA-256 kernel together (several messages interleaved per
+    /// core), split across the thread pool when a level is large. A path
+    /// walk with one hash at a time left most of each core idle waiting on
+    /// its previous hash.
     pub fn rehash(&mut self) -> Summary {
-        // Post-order over stale nodes with an explicit stack.
-        let mut stack: Vec<(NodeId, bool)> = vec![(ROOT, false)];
-        while let Some((id, children_done)) = stack.pop() {
+        let levels = self.stale_levels();
+        let mut messages: Vec<[u8; 64]> = Vec::new();
+        let mut hashed: Vec<NodeId> = Vec::new();
+        let mut hashes: Vec<[u8; 32]> = Vec::new();
+        // Chunks bound the messages' memory when a whole trie is stale
+        // (after a bulk build: millions of nodes on the widest level).
+        for chunk in levels
+            .iter()
+            .rev()
+            .flat_map(|level| level.chunks(REHASH_CHUNK))
+        {
+            messages.clear();
+            hashed.clear();
+            for &id in chunk {
+                let Link::Internal([left, right]) = self.nodes[id as usize].link else {
+                    unreachable!("only internal nodes are gathered");
+                };
+                let left = &self.nodes[left as usize].summary;
+                let right = &self.nodes[right as usize].summary;
+                match (left.occupancy, right.occupancy) {
+                    (Occupancy::Many, _)
+                    | (_, Occupancy::Many)
+                    | (Occupancy::One, Occupancy::One) => {
+                        let mut message = [0u8; 64];
+                        message[..32].copy_from_slice(&left.hash);
+                        message[32..].copy_from_slice(&right.hash);
+                        messages.push(message);
+                        hashed.push(id);
+                    }
+                    _ => {
+                        let summary = combine(left, right);
+                        let node = &mut self.nodes[id as usize];
+                        node.summary = summary;
+                        node.stale = false;
+                    }
+                }
+            }
+            hashes.clear();
+            hashes.resize(messages.len(), [0u8; 32]);
+            hash_level(&messages, &mut hashes);
+            for (&id, hash) in hashed.iter().zip(&hashes) {
+                let node = &mut self.nodes[id as usize];
+                node.summary = Summary {
+                    occupancy: Occupancy::Many,
+                    hash: *hash,
+                };
+                node.stale = false;
+            }
+        }
+        debug_assert!(!self.nodes[ROOT as usize].stale);
+        self.nodes[ROOT as usize].summary
+    }
+
+    /// The stale internal nodes, by depth (index `d` holds depth `d`).
+    fn stale_levels(&self) -> Vec<Vec<NodeId>> {
+        let mut levels: Vec<Vec<NodeId>> = Vec::new();
+        let mut stack: Vec<NodeId> = vec![ROOT];
+        while let Some(id) = stack.pop() {
             let node = &self.nodes[id as usize];
             if !node.stale {
                 continue;
             }
             match node.link {
-                Link::Leaf(_) => {
-                    debug_assert!(false, "leaf {id} left stale");
-                }
+                Link::Leaf(_) => debug_assert!(false, "leaf {id} left stale"),
                 Link::Internal([left, right]) => {
-                    if children_done {
-                        let summary = combine(
-                            &self.nodes[left as usize].summary,
-                            &self.nodes[right as usize].summary,
-                        );
-                        let node = &mut self.nodes[id as usize];
-                        node.summary = summary;
-                        node.stale = false;
-                    } else {
-                        stack.push((id, true));
-                        stack.push((right, false));
-                        stack.push((left, false));
+                    let depth = usize::from(node.depth);
+                    if levels.len() <= depth {
+                        levels.resize_with(depth + 1, Vec::new);
                     }
+                    levels[depth].push(id);
+                    stack.push(right);
+                    stack.push(left);
                 }
             }
         }
-        self.nodes[ROOT as usize].summary
+        levels
     }
 
     /// Marks the page rooted at `id` dirty.
@@ -407,6 +460,26 @@ impl UpperTrie {
             }
         }
     }
+}
+
+/// Stale nodes of one level handled at a time by [`UpperTrie::rehash`].
+const REHASH_CHUNK: usize = 1 << 16;
+
+/// Messages in a level below which it is hashed on the calling thread.
+const PARALLEL_LEVEL_MIN: usize = 1024;
+
+/// `out[i] = SHA-256(messages[i])`, on the thread pool for a large level.
+fn hash_level(messages: &[[u8; 64]], out: &mut [[u8; 32]]) {
+    use rayon::prelude::*;
+    if messages.len() < PARALLEL_LEVEL_MIN {
+        ubt_spec::hash::hash64_many(messages, out);
+        return;
+    }
+    let chunk = messages.len().div_ceil(rayon::current_num_threads() * 2);
+    messages
+        .par_chunks(chunk)
+        .zip(out.par_chunks_mut(chunk))
+        .for_each(|(messages, out)| ubt_spec::hash::hash64_many(messages, out));
 }
 
 #[cfg(test)]
