@@ -38,9 +38,18 @@ fn a_small_run_builds_reads_and_updates_the_streamed_pairs() {
         let peak = report.peak_resident_bytes.unwrap();
         assert!(peak >= report.resident_bytes_open.unwrap());
     }
+    // The in-memory reference reached the store's root after every block
+    // (the run fails otherwise) and timed the warm ones.
+    let reference = report.reference.as_ref().expect("reference at 30k entries");
+    assert_eq!(reference.warm_ms.len(), 2);
+    assert!(report
+        .targets
+        .iter()
+        .any(|t| t.name.contains("FastTree") && t.met.is_some()));
     let md = to_markdown(&report);
     assert!(md.contains("Process memory"), "{md}");
     assert!(md.contains("bytes/entry"), "{md}");
+    assert!(md.contains("In-memory reference"), "{md}");
 }
 
 #[test]

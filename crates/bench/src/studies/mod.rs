@@ -15,4 +15,5 @@ pub mod overlay;
 pub mod proofs;
 pub mod runner;
 pub mod store;
+pub mod store_reference;
 pub mod witness_keys;

@@ -25,6 +25,9 @@ use serde::Serialize;
 use ubt_engine::{Db, Options};
 use ubt_spec::rng::SplitMix64;
 
+use super::store_reference::{
+    measure_reference, AppliedBlock, ReferenceFigures, REFERENCE_ENTRIES_MAX,
+};
 use crate::error::BenchError;
 use crate::gen::RandomPairs;
 use crate::measure::cold::{make_cold, make_warm, resident_bytes, ColdReport};
@@ -62,6 +65,10 @@ pub struct StoreBenchConfig {
     pub device: Option<DeviceProbeOptions>,
     /// Keep the database directory afterwards.
     pub keep_db: bool,
+    /// Measure the in-memory reference ([`super::store_reference`]) on
+    /// the same state and writes (default: up to
+    /// [`REFERENCE_ENTRIES_MAX`] entries).
+    pub reference: bool,
 }
 
 impl StoreBenchConfig {
@@ -80,6 +87,7 @@ impl StoreBenchConfig {
             seed: 1,
             device: Some(DeviceProbeOptions::default()),
             keep_db: false,
+            reference: entries <= REFERENCE_ENTRIES_MAX,
         }
     }
 }
@@ -240,6 +248,9 @@ pub struct StoreBenchReport {
     pub peak_resident_bytes: Option<u64>,
     /// Resident bytes with the database open after the blocks.
     pub resident_bytes_open: Option<u64>,
+    /// The in-memory reference on the same state and writes (measured
+    /// after the store is closed; not in the memory figures).
+    pub reference: Option<ReferenceFigures>,
     /// Targets.
     pub targets: Vec<TargetCheck>,
 }
@@ -268,10 +279,6 @@ fn engine_error(what: &str) -> impl FnOnce(ubt_engine::Error) -> BenchError + '_
         what: what.to_string(),
         message: error.to_string(),
     }
-}
-
-fn store_bytes(stats: &ubt_engine::Stats) -> u64 {
-    stats.wal_bytes_written + stats.data_bytes_written + stats.meta_bytes_written
 }
 
 /// Runs the benchmark; `progress` receives one line per phase.
@@ -318,7 +325,7 @@ pub fn run(
 
     let mut db = Db::open(&db_dir, options).map_err(engine_error("reopening"))?;
     let qd32 = device.as_ref().map(|d| d.qd32_reads_per_s);
-    let (blocks, warm) = update_blocks(
+    let (blocks, warm, applied) = update_blocks(
         config,
         &mut db,
         &db_dir,
@@ -335,6 +342,15 @@ pub fn run(
         let _ = std::fs::remove_dir_all(&db_dir);
     }
     let resident_bytes_after_build = build.resident_bytes_after_build;
+    // Before the reference, whose tree would dominate the peak.
+    let peak_resident_bytes =
+        memory::peak_resident_bytes_with(&[resident_bytes_after_build, resident_bytes_open]);
+    let reference = if config.reference {
+        progress("in-memory reference (FastTree, same state and writes)");
+        Some(measure_reference(&entries, &applied)?)
+    } else {
+        None
+    };
     let mut report = StoreBenchReport {
         entries: config.entries,
         group_depth: config.group_depth,
@@ -346,11 +362,9 @@ pub fn run(
         batch_read,
         blocks,
         checkpoint,
-        peak_resident_bytes: memory::peak_resident_bytes_with(&[
-            resident_bytes_after_build,
-            resident_bytes_open,
-        ]),
+        peak_resident_bytes,
         resident_bytes_open,
+        reference,
         targets: Vec::new(),
     };
     report.targets = targets(&report);
@@ -515,7 +529,8 @@ fn checkpoint_bytes(stats: &ubt_engine::Stats) -> u64 {
 }
 
 /// The cold blocks (each after a checkpoint and dropped caches), then the
-/// warm ones; returns their figures and where the warm blocks began.
+/// warm ones; returns their figures, where the warm blocks began, and the
+/// blocks as applied (kept for the in-memory reference when it runs).
 fn update_blocks(
     config: &StoreBenchConfig,
     db: &mut Db,
@@ -524,7 +539,7 @@ fn update_blocks(
     random: &mut SplitMix64,
     qd32: Option<f64>,
     progress: &mut dyn FnMut(&str),
-) -> Result<(Vec<BlockFigures>, WarmStart), BenchError> {
+) -> Result<(Vec<BlockFigures>, WarmStart, Vec<AppliedBlock>), BenchError> {
     let counters = DeviceCounters::for_path(db_dir);
     let mut blocks = Vec::new();
     let mut warm = WarmStart {
@@ -532,6 +547,7 @@ fn update_blocks(
         checkpoint_bytes: 0,
         checkpoints: 0,
     };
+    let mut applied = Vec::new();
     for phase in ["cold", "warm"] {
         if phase == "warm" {
             // Start the warm run from a checkpoint, with the whole data file
@@ -567,9 +583,16 @@ fn update_blocks(
                 warm.slots += figures.writes;
             }
             blocks.push(figures);
+            if config.reference {
+                applied.push(AppliedBlock {
+                    warm: phase == "warm",
+                    writes,
+                    root: db.root(),
+                });
+            }
         }
     }
-    Ok((blocks, warm))
+    Ok((blocks, warm, applied))
 }
 
 /// Applies and commits one block of `writes`, timed.
@@ -580,17 +603,18 @@ fn update_block(
     writes: &[(B256, B256)],
     qd32: Option<f64>,
 ) -> Result<BlockFigures, BenchError> {
-    let before = db.stats();
+    // Diagnostics, not stats: stats walks the whole upper trie (O(N)).
+    let written_before = db.diagnostics().io.bytes_written;
     let device_before = counters.and_then(DeviceCounters::sectors_written);
     let started = Instant::now();
     db.apply(writes).map_err(engine_error("apply"))?;
     let applied = Instant::now();
     db.commit().map_err(engine_error("commit"))?;
     let done = Instant::now();
-    let after = db.stats();
     let device_after = counters.and_then(DeviceCounters::sectors_written);
-    let timing = db.diagnostics().last_apply;
-    let store_bytes_written = store_bytes(&after) - store_bytes(&before);
+    let diagnostics = db.diagnostics();
+    let timing = diagnostics.last_apply;
+    let store_bytes_written = diagnostics.io.bytes_written - written_before;
     Ok(BlockFigures {
         phase: phase.to_string(),
         writes: writes.len() as u64,
@@ -630,7 +654,7 @@ fn final_checkpoint(db: &mut Db, warm: &WarmStart) -> Result<CheckpointFigures, 
 }
 
 /// The nearest-rank median (an observed value) of `values`.
-fn median(values: impl Iterator<Item = f64>) -> f64 {
+pub(crate) fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut values: Vec<f64> = values.collect();
     values.sort_by(f64::total_cmp);
     quantile_sorted(&values, 0.5, QuantileMethod::NearestRank)
@@ -705,7 +729,30 @@ fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
         },
         met: device.map(|_| ratio <= 1.5),
     });
+    out.extend(reference_target(report));
     out
+}
+
+/// The warm blocks against the in-memory reference, when it ran.
+fn reference_target(report: &StoreBenchReport) -> Option<TargetCheck> {
+    let reference = report.reference.as_ref()?;
+    let warm = median(
+        report
+            .blocks
+            .iter()
+            .filter(|b| b.phase == "warm")
+            .map(|b| b.total_ms),
+    );
+    let ratio = warm / reference.warm_median_ms;
+    Some(TargetCheck {
+        name: "warm block against the in-memory FastTree".into(),
+        target: "<= 2 x FastTree's time for the same writes".into(),
+        measured: format!(
+            "{warm:.1} ms median = {ratio:.2} x FastTree {:.1} ms",
+            reference.warm_median_ms
+        ),
+        met: Some(ratio <= 2.0),
+    })
 }
 
 /// Renders the report as Markdown.
@@ -715,6 +762,7 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
     markdown_build(&mut md, &report.build);
     markdown_reads(&mut md, report);
     markdown_blocks(&mut md, &report.blocks);
+    markdown_reference(&mut md, report);
     markdown_checkpoint_and_targets(&mut md, report);
     markdown_memory(&mut md, report);
     md
@@ -856,6 +904,20 @@ fn markdown_blocks(md: &mut String, blocks: &[BlockFigures]) {
 }
 
 /// The checkpoint and the targets.
+/// The in-memory reference's line, when it ran.
+fn markdown_reference(md: &mut String, report: &StoreBenchReport) {
+    let Some(r) = &report.reference else {
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "\nIn-memory reference (FastTree over the same pairs, the same blocks in the same order, its root equal to the store's after every block): built in {:.1} s, {:.0} MiB of heap; warm block median {:.1} ms (insert and root).",
+        r.build_s,
+        r.heap_bytes as f64 / f64::from(1 << 20),
+        r.warm_median_ms
+    );
+}
+
 fn markdown_checkpoint_and_targets(md: &mut String, report: &StoreBenchReport) {
     let k = &report.checkpoint;
     let _ = writeln!(
