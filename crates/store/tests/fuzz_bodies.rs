@@ -131,7 +131,7 @@ fn the_checksum_bit_lets_mutations_past_the_checksum() {
     let last = flipped.len() - 1;
     flipped[last] ^= 1;
     let crc = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    let decode = |b: &[u8], crc: u32| ubt_store::bucket::codec::decode(b, &prefix, crc, "t");
+    let decode = |b: &[u8], crc: u32| ubt_store::bucket::codec::decode(b, &prefix, crc, &"t");
     assert!(decode(&flipped, crc(&flipped)).is_err());
     let fixed = ubt_store::format::checksum(&flipped[4..]);
     flipped[..4].copy_from_slice(&fixed.to_le_bytes());

@@ -119,8 +119,12 @@ struct Header<'a> {
     records: Reader<'a>,
 }
 
-fn bad(location: &str, detail: impl Into<String>) -> StoreError {
-    StoreError::corrupted(Structure::Bucket, location, detail)
+/// Where a bucket came from, for errors: formatted only when one is
+/// raised (a read's hot path must not build the string).
+pub type Location<'a> = &'a dyn std::fmt::Display;
+
+fn bad(location: Location<'_>, detail: impl Into<String>) -> StoreError {
+    StoreError::corrupted(Structure::Bucket, location.to_string(), detail)
 }
 
 /// Checks the checksum and header of `bytes` (a bucket's extent, possibly
@@ -129,7 +133,7 @@ fn parse_header<'a>(
     bytes: &'a [u8],
     expected_prefix: &Prefix,
     expected_crc: u32,
-    location: &str,
+    location: Location<'_>,
 ) -> Result<(Header<'a>, u32)> {
     let mut r = Reader::new(bytes);
     let too_short = || bad(location, "shorter than its header");
@@ -218,7 +222,7 @@ fn next_record<'a>(
     r: &mut Reader<'a>,
     prefix: &Prefix,
     previous: Option<&Stem>,
-    location: &str,
+    location: Location<'_>,
 ) -> Result<RawRecord<'a>> {
     let truncated = || bad(location, "record runs past the encoded length");
     let p = prefix.len();
@@ -280,7 +284,7 @@ pub fn decode(
     bytes: &[u8],
     expected_prefix: &Prefix,
     expected_crc: u32,
-    location: &str,
+    location: Location<'_>,
 ) -> Result<Bucket> {
     let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location)?;
     let mut stems: Vec<StemEntry> = Vec::with_capacity(header.stem_count);
@@ -339,7 +343,7 @@ pub fn lookup(
     bytes: &[u8],
     expected_prefix: &Prefix,
     expected_crc: u32,
-    location: &str,
+    location: Location<'_>,
     stem: &Stem,
     sub_index: u8,
 ) -> Result<Option<B256>> {

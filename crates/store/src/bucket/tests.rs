@@ -68,11 +68,11 @@ proptest! {
         let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
         let mut padded = bytes.clone();
         padded.resize(bytes.len().div_ceil(4096) * 4096, 0);
-        let mut decoded = decode(&padded, &Prefix::ROOT, crc, "test").unwrap();
+        let mut decoded = decode(&padded, &Prefix::ROOT, crc, &"test").unwrap();
         prop_assert_eq!(decoded.summary(), bucket.summary());
         prop_assert_eq!(encode(&decoded), bytes.clone());
         for (key, value) in reference.entries() {
-            let found = lookup(&padded, &Prefix::ROOT, crc, "test", &Stem::of_key(key), sub_index(key)).unwrap();
+            let found = lookup(&padded, &Prefix::ROOT, crc, &"test", &Stem::of_key(key), sub_index(key)).unwrap();
             prop_assert_eq!(found, Some(*value));
         }
 
@@ -154,16 +154,16 @@ fn every_flipped_byte_is_detected() {
         for bit in [0u8, 3, 7] {
             let mut bad = bytes.clone();
             bad[at] ^= 1 << bit;
-            let err = decode(&bad, &Prefix::ROOT, crc, "flip").expect_err("flip detected");
+            let err = decode(&bad, &Prefix::ROOT, crc, &"flip").expect_err("flip detected");
             assert!(err.is_corruption(), "byte {at}: {err}");
         }
     }
     // Right bytes at the wrong place: another prefix or another checksum.
-    assert!(decode(&bytes, &Prefix::ROOT.child(0).unwrap(), crc, "x").is_err());
-    assert!(decode(&bytes, &Prefix::ROOT, crc ^ 1, "x").is_err());
+    assert!(decode(&bytes, &Prefix::ROOT.child(0).unwrap(), crc, &"x").is_err());
+    assert!(decode(&bytes, &Prefix::ROOT, crc ^ 1, &"x").is_err());
     // Truncation at every length.
     for len in 0..bytes.len() {
-        assert!(decode(&bytes[..len], &Prefix::ROOT, crc, "cut").is_err());
+        assert!(decode(&bytes[..len], &Prefix::ROOT, crc, &"cut").is_err());
     }
 }
 
@@ -188,8 +188,8 @@ fn arbitrary_bytes_never_panic() {
             bytes[10..14].copy_from_slice(&encoded);
             let crc = crate::format::checksum(&bytes[4..]);
             bytes[..4].copy_from_slice(&crc.to_le_bytes());
-            let _ = decode(&bytes, &Prefix::ROOT, crc, "fuzz");
-            let _ = lookup(&bytes, &Prefix::ROOT, crc, "fuzz", &Stem([0; 31]), 0);
+            let _ = decode(&bytes, &Prefix::ROOT, crc, &"fuzz");
+            let _ = lookup(&bytes, &Prefix::ROOT, crc, &"fuzz", &Stem([0; 31]), 0);
         }
     }
 }

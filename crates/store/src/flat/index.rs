@@ -64,8 +64,13 @@ pub struct FlatIndex {
 /// The changes held in memory: key to the tip's value (`None`: removed).
 pub type Changes = alloy_primitives::map::HashMap<FlatKey, Option<B256>>;
 
-fn location(extent: &Extent) -> String {
-    format!("offset {}", extent.offset)
+/// A flat leaf's offset as an error location, formatted only on error.
+struct LeafAt<'a>(&'a Extent);
+
+impl std::fmt::Display for LeafAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "offset {}", self.0.offset)
+    }
 }
 
 impl FlatIndex {
@@ -147,7 +152,7 @@ impl FlatIndex {
         for (position, indices) in &wanted {
             let at = positions.binary_search(position).unwrap_or_default();
             for &index in indices {
-                out[index] = leaf::lookup(&blobs[at], &keys[index], &location(&extents[at]))?;
+                out[index] = leaf::lookup(&blobs[at], &keys[index], &LeafAt(&extents[at]))?;
             }
         }
         Ok(out)
@@ -192,7 +197,7 @@ impl FlatIndex {
         let blobs = io.read(&extents)?;
         let mut old: BTreeMap<usize, Vec<Record>> = BTreeMap::new();
         for ((position, extent), bytes) in existing.iter().zip(&blobs) {
-            old.insert(*position, leaf::decode(bytes, &location(extent))?);
+            old.insert(*position, leaf::decode(bytes, &LeafAt(extent))?);
         }
         let mut report = FlatWrite::default();
         let mut replaced: Vec<(usize, Vec<Fence>)> = Vec::with_capacity(by_leaf.len());

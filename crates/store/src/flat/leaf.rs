@@ -26,6 +26,7 @@
 use alloy_primitives::B256;
 
 use super::key::{FlatKey, FLAT_KEY_BYTES};
+use crate::bucket::codec::Location;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{checksum, Reader, BLOCK_BYTES, FORMAT_VERSION_BYTE};
 
@@ -129,12 +130,12 @@ pub fn stored_crc(bytes: &[u8]) -> u32 {
     u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
 }
 
-fn corrupt(location: &str, detail: impl Into<String>) -> StoreError {
-    StoreError::corrupted(Structure::FlatLeaf, location, detail)
+fn corrupt(location: Location<'_>, detail: impl Into<String>) -> StoreError {
+    StoreError::corrupted(Structure::FlatLeaf, location.to_string(), detail)
 }
 
 /// Reads the header; returns the group count.
-fn header(reader: &mut Reader<'_>, bytes: &[u8], location: &str) -> Result<u16> {
+fn header(reader: &mut Reader<'_>, bytes: &[u8], location: Location<'_>) -> Result<u16> {
     let short = || corrupt(location, "truncated header");
     if bytes.len() > LEAF_BYTES_MAX {
         return Err(corrupt(location, format!("{} bytes", bytes.len())));
@@ -157,7 +158,7 @@ fn header(reader: &mut Reader<'_>, bytes: &[u8], location: &str) -> Result<u16> 
 }
 
 /// Reads one record's tree key and value.
-fn record<'a>(reader: &mut Reader<'a>, location: &str) -> Result<(&'a [u8], B256)> {
+fn record<'a>(reader: &mut Reader<'a>, location: Location<'_>) -> Result<(&'a [u8], B256)> {
     let short = || corrupt(location, "truncated record");
     let tree_key = reader.take(32).ok_or_else(short)?;
     let len = usize::from(reader.u8().ok_or_else(short)?);
@@ -174,7 +175,7 @@ fn record<'a>(reader: &mut Reader<'a>, location: &str) -> Result<(&'a [u8], B256
 }
 
 /// Decodes a leaf, checking its checksum and that it is canonical.
-pub fn decode(bytes: &[u8], location: &str) -> Result<Vec<Record>> {
+pub fn decode(bytes: &[u8], location: Location<'_>) -> Result<Vec<Record>> {
     let mut reader = Reader::new(bytes);
     let groups = header(&mut reader, bytes, location)?;
     let mut records: Vec<Record> = Vec::new();
@@ -206,7 +207,7 @@ pub fn decode(bytes: &[u8], location: &str) -> Result<Vec<Record>> {
 /// The value of `key` in checksummed leaf `bytes` (read from an extent
 /// whose checksum matched, or from the cache), without allocating. Bytes
 /// that do not parse are an error, never a panic.
-pub fn lookup(bytes: &[u8], key: &FlatKey, location: &str) -> Result<Option<B256>> {
+pub fn lookup(bytes: &[u8], key: &FlatKey, location: Location<'_>) -> Result<Option<B256>> {
     let mut reader = Reader::new(bytes);
     let short = || corrupt(location, "truncated leaf");
     let _ = reader.take(6).ok_or_else(short)?;

@@ -108,13 +108,13 @@ fn leaves_round_trip_and_look_up() {
             let bytes = leaf::encode(piece);
             assert_eq!(bytes.len(), leaf::encoded_len(piece));
             assert!(bytes.len() <= LEAF_BYTES_MAX);
-            assert_eq!(leaf::decode(&bytes, "t").unwrap(), *piece);
+            assert_eq!(leaf::decode(&bytes, &"t").unwrap(), *piece);
             for (key, value) in piece {
-                assert_eq!(leaf::lookup(&bytes, key, "t").unwrap(), Some(*value));
+                assert_eq!(leaf::lookup(&bytes, key, &"t").unwrap(), Some(*value));
             }
             let absent = random_key(&mut rng, 3);
             if !records.contains_key(&absent) {
-                assert_eq!(leaf::lookup(&bytes, &absent, "t").unwrap(), None);
+                assert_eq!(leaf::lookup(&bytes, &absent, &"t").unwrap(), None);
             }
         }
         if pieces.len() > 1 {
@@ -152,7 +152,7 @@ fn leaf_decoding_is_canonical_and_total() {
     let mut flipped = bytes.clone();
     flipped[100] ^= 1;
     assert!(
-        leaf::decode(&flipped, "t").unwrap_err().is_corruption(),
+        leaf::decode(&flipped, &"t").unwrap_err().is_corruption(),
         "checksum"
     );
     for _ in 0..5_000 {
@@ -164,7 +164,7 @@ fn leaf_decoding_is_canonical_and_total() {
             mutated.truncate(cut);
         }
         reseal(&mut mutated);
-        match leaf::decode(&mutated, "t") {
+        match leaf::decode(&mutated, &"t") {
             Ok(decoded) => assert_eq!(
                 leaf::encode(&decoded),
                 mutated,
@@ -173,7 +173,7 @@ fn leaf_decoding_is_canonical_and_total() {
             Err(error) => assert!(error.is_corruption()),
         }
         // Lookups over damaged bytes return an answer or an error, never panic.
-        let _ = leaf::lookup(&mutated, &piece[0].0, "t");
+        let _ = leaf::lookup(&mutated, &piece[0].0, &"t");
     }
 }
 
@@ -216,7 +216,7 @@ fn check_leaves(index: &FlatIndex, io: &MemIo, model: &BTreeMap<FlatKey, B256>) 
     let mut all = Vec::new();
     for (i, fence) in leaves.iter().enumerate() {
         let bytes = io.read(&[fence.extent]).unwrap();
-        let records = leaf::decode(&bytes[0], "t").unwrap();
+        let records = leaf::decode(&bytes[0], &"t").unwrap();
         assert_eq!(records[0].0, fence.key, "a fence is its leaf's first key");
         if let Some(next) = leaves.get(i + 1) {
             assert!(records.last().unwrap().0 < next.key);
@@ -234,7 +234,7 @@ fn reload(index: &FlatIndex, io: &MemIo) -> FlatIndex {
     };
     let mut first = |extent: &Extent| -> Result<FlatKey> {
         let bytes = io.read(&[*extent])?;
-        Ok(leaf::decode(&bytes[0], "t")?[0].0)
+        Ok(leaf::decode(&bytes[0], &"t")?[0].0)
     };
     let mut read = |extents: &[Extent]| io.read(extents);
     let directory = Directory::load(root, &mut first, &mut read).unwrap();

@@ -48,7 +48,7 @@ pub fn bucket(data: &[u8]) -> Result<(), Finding> {
     }
     let prefix = claimed_prefix(&bytes, 6, 14);
     let crc = u32_at(&bytes, 0).unwrap_or(0);
-    let Ok(decoded) = codec::decode(&bytes, &prefix, crc, "fuzz") else {
+    let Ok(decoded) = codec::decode(&bytes, &prefix, crc, &"fuzz") else {
         return Ok(());
     };
     let len = u32_at(&bytes, 10).unwrap_or(0) as usize;
@@ -57,7 +57,7 @@ pub fn bucket(data: &[u8]) -> Result<(), Finding> {
     }
     for entry in decoded.stems() {
         for (sub_index, value) in decoded.pairs_of(entry) {
-            let found = codec::lookup(&bytes, &prefix, crc, "fuzz", &entry.stem, sub_index)
+            let found = codec::lookup(&bytes, &prefix, crc, &"fuzz", &entry.stem, sub_index)
                 .map_err(|e| format!("lookup in a bucket that decodes: {e}"))?;
             if found != Some(*value) {
                 return Err("lookup and decode disagree on a value".into());
@@ -67,7 +67,7 @@ pub fn bucket(data: &[u8]) -> Result<(), Finding> {
     let mut absent = Stem(*prefix.bytes());
     absent.0[30] ^= control;
     if decoded.stems().iter().all(|e| e.stem != absent) {
-        let found = codec::lookup(&bytes, &prefix, crc, "fuzz", &absent, control)
+        let found = codec::lookup(&bytes, &prefix, crc, &"fuzz", &absent, control)
             .map_err(|e| format!("lookup in a bucket that decodes: {e}"))?;
         if found.is_some() {
             return Err("lookup found a value at a stem the bucket does not hold".into());
@@ -334,7 +334,7 @@ fn fix_whole_crc(bytes: &mut [u8]) {
 
 /// Looks `key` up in any `bytes`: an answer or a `Corrupted` error.
 fn flat_lookup(bytes: &[u8], key: &FlatKey) -> Result<(), Finding> {
-    match leaf::lookup(bytes, key, "fuzz") {
+    match leaf::lookup(bytes, key, &"fuzz") {
         Ok(_) => Ok(()),
         Err(error) if error.is_corruption() => Ok(()),
         Err(error) => Err(format!("flat leaf lookup failed with {error}")),
@@ -366,14 +366,15 @@ pub fn flat_leaf(data: &[u8]) -> Result<(), Finding> {
     ] {
         flat_lookup(&bytes, &key)?;
     }
-    let Ok(records) = leaf::decode(&bytes, "fuzz") else {
+    let Ok(records) = leaf::decode(&bytes, &"fuzz") else {
         return Ok(());
     };
     if records.is_empty() || leaf::encode(&records) != bytes {
         return Err("a decoded flat leaf re-encodes differently".into());
     }
     let accepted = |key: &FlatKey| {
-        leaf::lookup(&bytes, key, "fuzz").map_err(|e| format!("lookup in a leaf that decodes: {e}"))
+        leaf::lookup(&bytes, key, &"fuzz")
+            .map_err(|e| format!("lookup in a leaf that decodes: {e}"))
     };
     for (key, value) in &records {
         if accepted(key)? != Some(*value) {

@@ -14,7 +14,7 @@ use std::time::Instant;
 use alloy_primitives::B256;
 use ubt_spec::key::{sub_index, Stem};
 
-use super::read::block_location;
+use super::read::BlockAt;
 use super::{BucketSlot, Counters, Store};
 use crate::bucket::{codec, Bucket};
 use crate::cache::BucketCache;
@@ -137,7 +137,7 @@ fn decode_and_process(
     let extent = target
         .extent
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
-    let bucket = codec::decode(bytes, &target.prefix, target.crc, &block_location(&extent))?;
+    let bucket = codec::decode(bytes, &target.prefix, target.crc, &BlockAt(&extent))?;
     Ok(process(Box::new(bucket), writes, 0))
 }
 

@@ -18,7 +18,7 @@ use alloy_primitives::{Address, B256};
 
 use super::checkpoint::RunWriter;
 use super::prefetch::InFlight;
-use super::read::block_location;
+use super::read::{block_location, BlockAt};
 use super::{Counters, Layer, Store};
 use crate::alloc::BlockAllocator;
 use crate::cache::{BucketCache, CacheKey};
@@ -394,7 +394,7 @@ pub(super) fn load_flat(
     };
     let mut first_leaf_key = |extent: &Extent| -> Result<FlatKey> {
         let bytes = reader.read(&[*extent])?;
-        let records = leaf::decode(&bytes[0], &block_location(extent))?;
+        let records = leaf::decode(&bytes[0], &BlockAt(extent))?;
         Ok(records[0].0)
     };
     let mut read = |extents: &[Extent]| reader.read(extents);

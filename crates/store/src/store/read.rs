@@ -27,7 +27,20 @@ pub(super) enum Source<'a> {
 }
 
 pub(crate) fn block_location(extent: &Extent) -> String {
-    format!("ubt.data offset {} (+{} bytes)", extent.offset, extent.len)
+    BlockAt(extent).to_string()
+}
+
+/// A data-file extent as an error location, formatted only on error.
+pub(crate) struct BlockAt<'a>(pub(crate) &'a Extent);
+
+impl std::fmt::Display for BlockAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ubt.data offset {} (+{} bytes)",
+            self.0.offset, self.0.len
+        )
+    }
 }
 
 impl Store {
@@ -62,7 +75,7 @@ impl Store {
                     &bytes,
                     &prefix,
                     at.crc,
-                    &block_location(&at),
+                    &BlockAt(&at),
                     &stem,
                     sub_index(key),
                 )
@@ -189,7 +202,7 @@ impl Store {
                         &fetched[position],
                         &prefix,
                         at.crc,
-                        &block_location(&at),
+                        &BlockAt(&at),
                         &stem,
                         sub_index(key),
                     )?
@@ -208,6 +221,6 @@ impl Store {
         bytes: &[u8],
     ) -> Result<Bucket> {
         let prefix = self.tree.buckets[bucket as usize].prefix();
-        codec::decode(bytes, &prefix, at.crc, &block_location(at))
+        codec::decode(bytes, &prefix, at.crc, &BlockAt(at))
     }
 }
