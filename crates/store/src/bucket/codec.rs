@@ -127,6 +127,36 @@ fn bad(location: Location<'_>, detail: impl Into<String>) -> StoreError {
     StoreError::corrupted(Structure::Bucket, location.to_string(), detail)
 }
 
+/// Whether `bytes` (a bucket's extent, possibly padded) carry the
+/// checksum `expected_crc` and match it: what the store checks once, when
+/// it reads a bucket, before caching the bytes. Bytes for which this
+/// holds may be looked up and decoded with [`Checksum::Verified`].
+pub fn checksum_matches(bytes: &[u8], expected_crc: u32) -> bool {
+    let mut r = Reader::new(bytes);
+    let Some(stored_crc) = r.u32() else {
+        return false;
+    };
+    // Tag, version, prefix length, occupancy codes, stem count.
+    let Some(encoded_len) = r.take(6).and_then(|_| r.u32()) else {
+        return false;
+    };
+    let encoded_len = encoded_len as usize;
+    stored_crc == expected_crc
+        && (FIXED_HEADER_BYTES..=bytes.len()).contains(&encoded_len)
+        && checksum(&bytes[4..encoded_len]) == expected_crc
+}
+
+/// Whether a bucket's bytes still need their checksum computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checksum {
+    /// Compute it and compare (bytes straight from disk).
+    Check,
+    /// [`checksum_matches`] already held for these bytes (the store's
+    /// cache holds only such bytes): compare the stored value only. Every
+    /// other check (header, records) still runs.
+    Verified,
+}
+
 /// Checks the checksum and header of `bytes` (a bucket's extent, possibly
 /// padded) against the expected prefix and checksum.
 fn parse_header<'a>(
@@ -134,6 +164,7 @@ fn parse_header<'a>(
     expected_prefix: &Prefix,
     expected_crc: u32,
     location: Location<'_>,
+    checked: Checksum,
 ) -> Result<(Header<'a>, u32)> {
     let mut r = Reader::new(bytes);
     let too_short = || bad(location, "shorter than its header");
@@ -160,7 +191,13 @@ fn parse_header<'a>(
             ),
         ));
     }
-    let crc = checksum(&bytes[4..encoded_len]);
+    let crc = match checked {
+        Checksum::Check => checksum(&bytes[4..encoded_len]),
+        Checksum::Verified => {
+            debug_assert_eq!(checksum(&bytes[4..encoded_len]), stored_crc);
+            stored_crc
+        }
+    };
     if crc != stored_crc || crc != expected_crc {
         return Err(bad(
             location,
@@ -286,7 +323,24 @@ pub fn decode(
     expected_crc: u32,
     location: Location<'_>,
 ) -> Result<Bucket> {
-    let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location)?;
+    decode_with(
+        bytes,
+        expected_prefix,
+        expected_crc,
+        location,
+        Checksum::Check,
+    )
+}
+
+/// [`decode`], the checksum computed or not as `checked` says.
+pub fn decode_with(
+    bytes: &[u8],
+    expected_prefix: &Prefix,
+    expected_crc: u32,
+    location: Location<'_>,
+    checked: Checksum,
+) -> Result<Bucket> {
+    let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location, checked)?;
     let mut stems: Vec<StemEntry> = Vec::with_capacity(header.stem_count);
     let mut values: Vec<B256> = Vec::new();
     let mut per_sub = [0usize; SUB_COUNT];
@@ -347,7 +401,28 @@ pub fn lookup(
     stem: &Stem,
     sub_index: u8,
 ) -> Result<Option<B256>> {
-    let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location)?;
+    let at = (stem, sub_index);
+    lookup_with(
+        bytes,
+        expected_prefix,
+        expected_crc,
+        location,
+        at,
+        Checksum::Check,
+    )
+}
+
+/// [`lookup`] of `(stem, sub_index)`, the checksum computed or not as
+/// `checked` says.
+pub fn lookup_with(
+    bytes: &[u8],
+    expected_prefix: &Prefix,
+    expected_crc: u32,
+    location: Location<'_>,
+    (stem, sub_index): (&Stem, u8),
+    checked: Checksum,
+) -> Result<Option<B256>> {
+    let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location, checked)?;
     let mut previous: Option<Stem> = None;
     for _ in 0..header.stem_count {
         let record = next_record(

@@ -167,6 +167,52 @@ fn every_flipped_byte_is_detected() {
     }
 }
 
+/// The check the store makes once before caching a bucket: it holds for
+/// the bytes as written (padded or not) and fails for every flipped bit,
+/// a wrong expected checksum and every truncation; and bytes that pass it
+/// look up and decode the same with the checksum skipped.
+#[test]
+fn the_checksum_check_before_caching_catches_every_flip() {
+    let mut bucket = Bucket::new(Prefix::ROOT);
+    for i in 0u64..40 {
+        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
+        bucket.set(&Stem::of_key(&key), (i % 7) as u8, key);
+    }
+    bucket.summary();
+    let bytes = encode(&bucket);
+    let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    let mut padded = bytes.clone();
+    padded.resize(4096, 0);
+    assert!(codec::checksum_matches(&bytes, crc));
+    assert!(codec::checksum_matches(&padded, crc));
+    assert!(!codec::checksum_matches(&bytes, crc ^ 1));
+    for at in 0..bytes.len() {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1 << bit;
+            assert!(!codec::checksum_matches(&bad, crc), "byte {at} bit {bit}");
+        }
+    }
+    for len in 0..bytes.len() {
+        assert!(!codec::checksum_matches(&bytes[..len], crc), "cut at {len}");
+    }
+    let verified = codec::decode_with(&padded, &Prefix::ROOT, crc, &"v", codec::Checksum::Verified);
+    assert_eq!(encode(&verified.unwrap()), bytes);
+    for i in 0u64..40 {
+        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
+        let at = (&Stem::of_key(&key), (i % 7) as u8);
+        let found = codec::lookup_with(
+            &padded,
+            &Prefix::ROOT,
+            crc,
+            &"v",
+            at,
+            codec::Checksum::Verified,
+        );
+        assert_eq!(found.unwrap(), Some(key));
+    }
+}
+
 #[test]
 fn arbitrary_bytes_never_panic() {
     let mut state = 0x1234_5678_9abc_def0u64;

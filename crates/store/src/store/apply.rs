@@ -14,9 +14,10 @@ use std::time::Instant;
 use alloy_primitives::B256;
 use ubt_spec::key::{sub_index, Stem};
 
-use super::read::BlockAt;
+use super::read::{cache_if_checked, BlockAt};
 use super::{BucketSlot, Counters, Store};
-use crate::bucket::{codec, Bucket};
+use crate::bucket::codec::{self, Checksum};
+use crate::bucket::Bucket;
 use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
@@ -133,11 +134,13 @@ fn decode_and_process(
     bytes: &[u8],
     target: &Target,
     writes: &[(B256, Option<B256>)],
+    checked: Checksum,
 ) -> Result<Work> {
     let extent = target
         .extent
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
-    let bucket = codec::decode(bytes, &target.prefix, target.crc, &BlockAt(&extent))?;
+    let location = BlockAt(&extent);
+    let bucket = codec::decode_with(bytes, &target.prefix, target.crc, &location, checked)?;
     Ok(process(Box::new(bucket), writes, 0))
 }
 
@@ -202,9 +205,13 @@ fn process_groups(
                         Input::Ready(bucket, memory) => {
                             Ok(process(bucket, &ordered[range], memory))
                         }
-                        Input::Bytes(bytes) => {
-                            decode_and_process(&bytes, &targets[index], &ordered[range])
-                        }
+                        // Cached bytes passed their checksum when cached.
+                        Input::Bytes(bytes) => decode_and_process(
+                            &bytes,
+                            &targets[index],
+                            &ordered[range],
+                            Checksum::Verified,
+                        ),
                         Input::Read(_) => unreachable!("reads are issued below"),
                     };
                     *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
@@ -219,12 +226,14 @@ fn process_groups(
                     read_bytes += bytes.len() as u64;
                     let bytes: Arc<[u8]> = Arc::from(bytes);
                     let (bucket, _) = groups[index];
-                    if let Some(extent) = targets[index].extent {
-                        cache.insert(bucket, extent, Arc::clone(&bytes));
-                    }
+                    let checked = match targets[index].extent {
+                        Some(extent) => cache_if_checked(cache, bucket, extent, &bytes),
+                        None => Checksum::Check,
+                    };
                     let range = groups[index].1.clone();
                     scope.spawn(move |_| {
-                        let work = decode_and_process(&bytes, &targets[index], &ordered[range]);
+                        let work =
+                            decode_and_process(&bytes, &targets[index], &ordered[range], checked);
                         *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
                     });
                 }

@@ -257,6 +257,8 @@ impl Store {
             }
             self.tree.buckets[id as usize].dirty = None;
             if let (Some(bytes), Some(at)) = (bytes, new_ref) {
+                // Encoded here: its checksum is the one referenced.
+                debug_assert!(crate::bucket::codec::checksum_matches(&bytes, at.crc));
                 self.tree.cache.insert(id, at, Arc::from(bytes));
             }
         }

@@ -148,7 +148,8 @@ impl Prefetcher {
 /// checked when decoded).
 fn cacheable(key: CacheKey, at: &Extent, bytes: &[u8]) -> bool {
     match key {
-        CacheKey::Bucket(_) => true,
+        // Every cached bucket passed its checksum (see `read::cache_if_checked`).
+        CacheKey::Bucket(_) => crate::bucket::codec::checksum_matches(bytes, at.crc),
         CacheKey::FlatLeaf(_) => {
             bytes.len() >= 4
                 && crate::format::checksum(&bytes[4..]) == at.crc

@@ -196,7 +196,7 @@ impl Store {
             }
         }
         let fetched = self.fetch(&on_disk)?;
-        for ((id, at), bytes) in on_disk.iter().zip(fetched) {
+        for ((id, at), (bytes, _)) in on_disk.iter().zip(fetched) {
             out.push((*id, self.decode_fetched(*id, at, &bytes)?));
         }
         Ok(out)

@@ -9,8 +9,9 @@ use alloy_primitives::B256;
 use ubt_spec::key::{sub_index, Stem};
 
 use super::{Counters, Store};
-use crate::bucket::codec;
+use crate::bucket::codec::{self, Checksum};
 use crate::bucket::Bucket;
+use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
 use crate::io::ReadRequest;
@@ -28,6 +29,25 @@ pub(super) enum Source<'a> {
 
 pub(crate) fn block_location(extent: &Extent) -> String {
     BlockAt(extent).to_string()
+}
+
+/// Caches `bytes` read for `bucket` at `at` if their checksum matches, and
+/// says whether it did. Every bucket in the cache passed this check (or
+/// was encoded by the store itself), so lookups on cached bytes skip
+/// computing it again ([`Checksum::Verified`]); damaged bytes are never
+/// cached, and the reader's full check reports them.
+pub(crate) fn cache_if_checked(
+    cache: &BucketCache,
+    bucket: BucketId,
+    at: Extent,
+    bytes: &Arc<[u8]>,
+) -> Checksum {
+    if codec::checksum_matches(bytes, at.crc) {
+        cache.insert(bucket, at, Arc::clone(bytes));
+        Checksum::Verified
+    } else {
+        Checksum::Check
+    }
 }
 
 /// A data-file extent as an error location, formatted only on error.
@@ -63,21 +83,21 @@ impl Store {
             Source::Empty => Ok(None),
             Source::Dirty(contents) => Ok(contents.get(&stem, sub_index(key))),
             Source::Disk(at) => {
-                let bytes = match self.cached(bucket, &at) {
+                let (bytes, checked) = match self.cached(bucket, &at) {
                     Some(bytes) => {
                         Counters::add(&self.counters.cache_hits, 1);
-                        bytes
+                        (bytes, Checksum::Verified)
                     }
                     None => self.read_extent(bucket, &at)?,
                 };
                 let prefix = self.tree.buckets[bucket as usize].prefix();
-                codec::lookup(
+                codec::lookup_with(
                     &bytes,
                     &prefix,
                     at.crc,
                     &BlockAt(&at),
-                    &stem,
-                    sub_index(key),
+                    (&stem, sub_index(key)),
+                    checked,
                 )
             }
         }
@@ -96,8 +116,9 @@ impl Store {
         None
     }
 
-    /// Reads one bucket's extent and caches it.
-    fn read_extent(&self, bucket: BucketId, at: &Extent) -> Result<Arc<[u8]>> {
+    /// Reads one bucket's extent and caches it if its checksum matches;
+    /// says whether it did.
+    fn read_extent(&self, bucket: BucketId, at: &Extent) -> Result<(Arc<[u8]>, Checksum)> {
         let mut bytes = vec![0u8; at.byte_len()];
         self.tree
             .data
@@ -106,22 +127,26 @@ impl Store {
         Counters::add(&self.counters.bucket_reads, 1);
         Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
         let bytes: Arc<[u8]> = Arc::from(bytes);
-        self.tree.cache.insert(bucket, *at, bytes.clone());
-        Ok(bytes)
+        let checked = cache_if_checked(&self.tree.cache, bucket, *at, &bytes);
+        Ok((bytes, checked))
     }
 
     /// The encoded bytes of every listed on-disk bucket (deduplicated by
-    /// the caller), from the cache or from one batch of concurrent reads.
-    /// Results are in the order of `wanted`.
-    pub(crate) fn fetch(&self, wanted: &[(BucketId, Extent)]) -> Result<Vec<Arc<[u8]>>> {
-        let mut out: Vec<Option<Arc<[u8]>>> = Vec::with_capacity(wanted.len());
+    /// the caller), from the cache or from one batch of concurrent reads,
+    /// each with whether its checksum is already verified. Results are in
+    /// the order of `wanted`.
+    pub(crate) fn fetch(
+        &self,
+        wanted: &[(BucketId, Extent)],
+    ) -> Result<Vec<(Arc<[u8]>, Checksum)>> {
+        let mut out: Vec<Option<(Arc<[u8]>, Checksum)>> = Vec::with_capacity(wanted.len());
         let mut requests = Vec::new();
         let mut request_slots = Vec::new();
         for (position, (bucket, at)) in wanted.iter().enumerate() {
             match self.cached(*bucket, at) {
                 Some(bytes) => {
                     Counters::add(&self.counters.cache_hits, 1);
-                    out.push(Some(bytes));
+                    out.push(Some((bytes, Checksum::Verified)));
                 }
                 None => {
                     out.push(None);
@@ -143,8 +168,8 @@ impl Store {
                     let (bucket, at) = wanted[position];
                     read_bytes += bytes.len() as u64;
                     let bytes: Arc<[u8]> = Arc::from(bytes);
-                    self.tree.cache.insert(bucket, at, bytes.clone());
-                    out[position] = Some(bytes);
+                    let checked = cache_if_checked(&self.tree.cache, bucket, at, &bytes);
+                    out[position] = Some((bytes, checked));
                 }
                 Err(error) => {
                     first_error.get_or_insert(error);
@@ -198,13 +223,14 @@ impl Store {
                                 ))
                             })?;
                     let prefix = self.tree.buckets[bucket as usize].prefix();
-                    codec::lookup(
-                        &fetched[position],
+                    let (bytes, checked) = &fetched[position];
+                    codec::lookup_with(
+                        bytes,
                         &prefix,
                         at.crc,
                         &BlockAt(&at),
-                        &stem,
-                        sub_index(key),
+                        (&stem, sub_index(key)),
+                        *checked,
                     )?
                 }
             };
