@@ -413,7 +413,11 @@ pub fn lookup(
 }
 
 /// [`lookup`] of `(stem, sub_index)`, the checksum computed or not as
-/// `checked` says.
+/// `checked` says. With [`Checksum::Verified`] the header is still
+/// checked, but the records are walked by their lengths (each stem
+/// compared in place), without the ordering and prefix checks that
+/// [`decode`] makes: those bytes are what the store wrote, checksum and
+/// all. A record that runs past the end is still an error, never a panic.
 pub fn lookup_with(
     bytes: &[u8],
     expected_prefix: &Prefix,
@@ -423,6 +427,9 @@ pub fn lookup_with(
     checked: Checksum,
 ) -> Result<Option<B256>> {
     let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location, checked)?;
+    if checked == Checksum::Verified {
+        return walk_verified(&mut header, stem, sub_index, location);
+    }
     let mut previous: Option<Stem> = None;
     for _ in 0..header.stem_count {
         let record = next_record(
@@ -452,6 +459,56 @@ pub fn lookup_with(
             return Ok(None);
         }
         previous = Some(record.stem);
+    }
+    Ok(None)
+}
+
+/// The record walk of [`lookup_with`] over verified bytes.
+fn walk_verified(
+    header: &mut Header<'_>,
+    stem: &Stem,
+    sub_index: u8,
+    location: Location<'_>,
+) -> Result<Option<B256>> {
+    debug_assert!(
+        header.prefix.contains(stem),
+        "the stem is not in this bucket"
+    );
+    // Stems share the prefix's whole bytes; a record stores the rest.
+    let from = header.prefix.len() / 8;
+    let wanted = &stem.0[from..];
+    let records = &mut header.records;
+    let truncated = || bad(location, "record runs past the encoded length");
+    for _ in 0..header.stem_count {
+        let suffix = records.take(STEM_BYTES - from).ok_or_else(truncated)?;
+        let order = suffix.cmp(wanted);
+        let count = usize::from(records.u8().ok_or_else(truncated)?) + 1;
+        let listed = count <= INDEX_LIST_MAX;
+        let indices = records
+            .take(if listed { count } else { 32 })
+            .ok_or_else(truncated)?;
+        if count >= STEM_HASH_CACHE_MIN {
+            records.take(32).ok_or_else(truncated)?;
+        }
+        let values = records.take(32 * count).ok_or_else(truncated)?;
+        match order {
+            std::cmp::Ordering::Less => continue,
+            std::cmp::Ordering::Greater => return Ok(None),
+            std::cmp::Ordering::Equal => {}
+        }
+        let rank = if listed {
+            indices.iter().position(|&index| index == sub_index)
+        } else {
+            // MSB-first bitmap: the values before are the bits before.
+            let (byte, bit) = (usize::from(sub_index / 8), u32::from(sub_index % 8));
+            let present = indices[byte] & (0x80 >> bit) != 0;
+            let before: u32 = indices[..byte].iter().map(|b| b.count_ones()).sum::<u32>()
+                + indices[byte].checked_shr(8 - bit).unwrap_or(0).count_ones();
+            present.then_some(before as usize)
+        };
+        return Ok(rank
+            .and_then(|rank| values.get(32 * rank..32 * rank + 32))
+            .map(B256::from_slice));
     }
     Ok(None)
 }

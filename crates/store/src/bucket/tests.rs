@@ -86,6 +86,36 @@ proptest! {
         prop_assert_eq!(summary_of_pieces(&mut pieces, Prefix::ROOT), expected);
         let total: usize = pieces.iter().map(Bucket::leaf_count).sum();
         prop_assert_eq!(total, reference.len());
+
+        // The walk over verified bytes answers as the checked one, in
+        // every piece (prefixes of every length): each present key, the
+        // next sub-index of its stem, and a neighbouring stem.
+        for piece in &pieces {
+            let bytes = encode(piece);
+            let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+            prop_assert!(codec::checksum_matches(&bytes, crc));
+            for (key, value) in reference.entries() {
+                let stem = Stem::of_key(key);
+                if !piece.prefix().contains(&stem) {
+                    continue;
+                }
+                let mut near = stem;
+                near.0[30] ^= 1;
+                let probes = [(stem, sub_index(key)), (stem, sub_index(key).wrapping_add(1)), (near, 7)];
+                for (probe_stem, probe_sub) in probes {
+                    if !piece.prefix().contains(&probe_stem) {
+                        continue;
+                    }
+                    let checked = lookup(&bytes, piece.prefix(), crc, &"p", &probe_stem, probe_sub).unwrap();
+                    let at = (&probe_stem, probe_sub);
+                    let verified = codec::lookup_with(&bytes, piece.prefix(), crc, &"p", at, codec::Checksum::Verified).unwrap();
+                    prop_assert_eq!(verified, checked);
+                }
+                let at = (&stem, sub_index(key));
+                let found = codec::lookup_with(&bytes, piece.prefix(), crc, &"p", at, codec::Checksum::Verified).unwrap();
+                prop_assert_eq!(found, Some(*value));
+            }
+        }
     }
 
     #[test]
@@ -236,6 +266,54 @@ fn arbitrary_bytes_never_panic() {
             bytes[..4].copy_from_slice(&crc.to_le_bytes());
             let _ = decode(&bytes, &Prefix::ROOT, crc, &"fuzz");
             let _ = lookup(&bytes, &Prefix::ROOT, crc, &"fuzz", &Stem([0; 31]), 0);
+        }
+    }
+}
+
+/// The walk over verified bytes agrees with the checked one for every
+/// sub-index of stems stored as an index list (1, 4 and 32 values) and as
+/// a bitmap (33 and 200 values), under prefixes of several lengths.
+#[test]
+fn the_verified_walk_reads_index_lists_and_bitmaps_alike() {
+    for prefix_bits in [0usize, 3, 8, 13] {
+        let mut prefix = Prefix::ROOT;
+        for _ in 0..prefix_bits {
+            prefix = prefix.child(1).unwrap();
+        }
+        let mut bucket = Bucket::new(prefix);
+        let mut stems = Vec::new();
+        for (n, count) in [1usize, 4, 32, 33, 200].into_iter().enumerate() {
+            let mut stem = Stem([0xff; 31]);
+            stem.0[30] = n as u8;
+            stem.0[20] = 0x10 * n as u8;
+            assert!(prefix.contains(&stem));
+            for i in 0..count {
+                let sub = ((i * 37 + n) % 256) as u8;
+                bucket.set(&stem, sub, B256::repeat_byte(sub ^ n as u8));
+            }
+            stems.push(stem);
+        }
+        bucket.summary();
+        let bytes = encode(&bucket);
+        let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+        let mut absent = stems[2];
+        absent.0[25] = 0;
+        stems.push(absent);
+        for stem in &stems {
+            for sub in 0..=255u8 {
+                let checked = lookup(&bytes, &prefix, crc, &"c", stem, sub).unwrap();
+                let verified = codec::lookup_with(
+                    &bytes,
+                    &prefix,
+                    crc,
+                    &"v",
+                    (stem, sub),
+                    codec::Checksum::Verified,
+                )
+                .unwrap();
+                assert_eq!(verified, checked, "prefix {prefix_bits}, sub {sub}");
+                assert_eq!(checked, bucket.get(stem, sub));
+            }
         }
     }
 }
