@@ -38,8 +38,10 @@ fn claimed_prefix(bytes: &[u8], len_at: usize, bytes_at: usize) -> Prefix {
 }
 
 /// Bucket: `[control][bucket bytes]`, decoded at the prefix its header
-/// claims. An accepted bucket re-encodes to its bytes, and `lookup` finds
-/// every value `decode` found (and nothing at a stem it does not hold).
+/// claims. An accepted bucket re-encodes to its bytes, passes the checksum
+/// check the cache relies on, and `lookup` (checked and verified walks)
+/// finds every value `decode` found (and nothing at a stem it does not
+/// hold); the verified walk never panics on bytes whose checksum matches.
 pub fn bucket(data: &[u8]) -> Result<(), Finding> {
     let (control, rest) = split_control(data);
     let mut bytes = rest.to_vec();
@@ -48,9 +50,21 @@ pub fn bucket(data: &[u8]) -> Result<(), Finding> {
     }
     let prefix = claimed_prefix(&bytes, 6, 14);
     let crc = u32_at(&bytes, 0).unwrap_or(0);
+    let mut absent = Stem(*prefix.bytes());
+    absent.0[30] ^= control;
+    // The walk for verified bytes takes any bytes whose checksum matches
+    // (records it does not check included) without a panic.
+    let verified = codec::checksum_matches(&bytes, crc);
+    if verified && prefix.contains(&absent) {
+        let at = (&absent, control);
+        let _ = codec::lookup_with(&bytes, &prefix, crc, &"fuzz", at, codec::Checksum::Verified);
+    }
     let Ok(decoded) = codec::decode(&bytes, &prefix, crc, &"fuzz") else {
         return Ok(());
     };
+    if !verified {
+        return Err("a bucket decodes but its checksum check fails".into());
+    }
     let len = u32_at(&bytes, 10).unwrap_or(0) as usize;
     if codec::encode(&decoded) != bytes[..len] {
         return Err("a decoded bucket re-encodes differently".into());
@@ -59,17 +73,23 @@ pub fn bucket(data: &[u8]) -> Result<(), Finding> {
         for (sub_index, value) in decoded.pairs_of(entry) {
             let found = codec::lookup(&bytes, &prefix, crc, &"fuzz", &entry.stem, sub_index)
                 .map_err(|e| format!("lookup in a bucket that decodes: {e}"))?;
-            if found != Some(*value) {
+            let at = (&entry.stem, sub_index);
+            let walked =
+                codec::lookup_with(&bytes, &prefix, crc, &"fuzz", at, codec::Checksum::Verified)
+                    .map_err(|e| format!("verified lookup in a bucket that decodes: {e}"))?;
+            if found != Some(*value) || walked != found {
                 return Err("lookup and decode disagree on a value".into());
             }
         }
     }
-    let mut absent = Stem(*prefix.bytes());
-    absent.0[30] ^= control;
-    if decoded.stems().iter().all(|e| e.stem != absent) {
+    if decoded.stems().iter().all(|e| e.stem != absent) && prefix.contains(&absent) {
         let found = codec::lookup(&bytes, &prefix, crc, &"fuzz", &absent, control)
             .map_err(|e| format!("lookup in a bucket that decodes: {e}"))?;
-        if found.is_some() {
+        let at = (&absent, control);
+        let walked =
+            codec::lookup_with(&bytes, &prefix, crc, &"fuzz", at, codec::Checksum::Verified)
+                .map_err(|e| format!("verified lookup in a bucket that decodes: {e}"))?;
+        if found.is_some() || walked.is_some() {
             return Err("lookup found a value at a stem the bucket does not hold".into());
         }
     }
