@@ -75,14 +75,23 @@ impl Summary {
 /// The summary of a node from its two halves (see the module documentation).
 #[inline]
 pub fn combine(left: &Summary, right: &Summary) -> Summary {
+    combine_unhashed(left, right).unwrap_or_else(|| Summary {
+        occupancy: Occupancy::Many,
+        hash: hash_pair(&left.hash, &right.hash),
+    })
+}
+
+/// [`combine`] when it needs no hash (an empty half: the other half, or
+/// empty); `None` when the node's hash is `SHA-256(left || right)` with
+/// [`Occupancy::Many`], which callers batching many hashes compute
+/// themselves.
+#[inline]
+pub fn combine_unhashed(left: &Summary, right: &Summary) -> Option<Summary> {
     match (left.occupancy, right.occupancy) {
-        (Occupancy::Empty, Occupancy::Empty) => Summary::EMPTY,
-        (Occupancy::One, Occupancy::Empty) => *left,
-        (Occupancy::Empty, Occupancy::One) => *right,
-        _ => Summary {
-            occupancy: Occupancy::Many,
-            hash: hash_pair(&left.hash, &right.hash),
-        },
+        (Occupancy::Empty, Occupancy::Empty) => Some(Summary::EMPTY),
+        (Occupancy::One, Occupancy::Empty) => Some(*left),
+        (Occupancy::Empty, Occupancy::One) => Some(*right),
+        _ => None,
     }
 }
 

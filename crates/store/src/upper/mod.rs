@@ -22,7 +22,7 @@ use ubt_spec::key::Stem;
 
 use crate::format::Extent;
 use crate::prefix::Prefix;
-use crate::summary::{combine, Occupancy, Summary};
+use crate::summary::{combine, combine_unhashed, Occupancy, Summary};
 
 /// Index of a node in the upper trie's arena.
 pub type NodeId = u32;
@@ -287,22 +287,16 @@ impl UpperTrie {
                 };
                 let left = &self.nodes[left as usize].summary;
                 let right = &self.nodes[right as usize].summary;
-                match (left.occupancy, right.occupancy) {
-                    (Occupancy::Many, _)
-                    | (_, Occupancy::Many)
-                    | (Occupancy::One, Occupancy::One) => {
-                        let mut message = [0u8; 64];
-                        message[..32].copy_from_slice(&left.hash);
-                        message[32..].copy_from_slice(&right.hash);
-                        messages.push(message);
-                        hashed.push(id);
-                    }
-                    _ => {
-                        let summary = combine(left, right);
-                        let node = &mut self.nodes[id as usize];
-                        node.summary = summary;
-                        node.stale = false;
-                    }
+                if let Some(summary) = combine_unhashed(left, right) {
+                    let node = &mut self.nodes[id as usize];
+                    node.summary = summary;
+                    node.stale = false;
+                } else {
+                    let mut message = [0u8; 64];
+                    message[..32].copy_from_slice(&left.hash);
+                    message[32..].copy_from_slice(&right.hash);
+                    messages.push(message);
+                    hashed.push(id);
                 }
             }
             hashes.clear();
