@@ -149,3 +149,24 @@ fn the_go_ethereum_peers_refuse_a_generated_state_up_front() {
         other => panic!("expected an options error, got {other:?}"),
     }
 }
+
+#[test]
+fn a_recipe_that_no_longer_generates_its_counted_state_is_refused() {
+    let tmp = TempDir::new("recount");
+    let state = tmp.path().join("generated");
+    let mut meta = generate(&state, StateStorage::Generated);
+    // As if the generator had changed since `ubt bench gen` counted it.
+    meta.tree_entries = meta.tree_entries.map(|n| n + 1);
+    meta.write(&state).unwrap();
+    let cfg = run_config(
+        vec![state],
+        &tmp.path().join("out"),
+        Some(vec![Workload::SstoreSeq]),
+    );
+    match run(&cfg, &mut |_| {}) {
+        Err(BenchError::Engine { message, .. }) => {
+            assert!(message.contains("generate it again"), "{message}");
+        }
+        other => panic!("expected the recount to fail, got {other:?}"),
+    }
+}

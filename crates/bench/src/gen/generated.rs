@@ -44,11 +44,23 @@ impl GeneratedProbe {
     }
 }
 
+/// What the generating thread hands over.
+#[derive(Debug)]
+enum Handed {
+    /// The next items.
+    Items(Vec<StateItem>),
+    /// The state is complete: nothing follows.
+    End,
+}
+
 /// The items of a generated chain-like state, in `state.jsonl` order.
+/// If the generating thread stops before the state's end (it panicked),
+/// the iteration ends with an error, never as a shorter state.
 #[derive(Debug)]
 pub struct GeneratedItems {
-    batches: Receiver<Vec<StateItem>>,
+    batches: Receiver<Handed>,
     batch: std::vec::IntoIter<StateItem>,
+    done: bool,
 }
 
 impl GeneratedItems {
@@ -67,13 +79,14 @@ impl GeneratedItems {
         let params = params.clone();
         std::thread::spawn(move || {
             // An error means the consumer hung up: nothing to report to.
-            if write_chain_state(&mut sink, &params, &mut |_| {}).is_ok() {
-                let _ = sink.flush();
+            if write_chain_state(&mut sink, &params, &mut |_| {}).is_ok() && sink.flush().is_ok() {
+                let _ = sink.sender.send(Handed::End);
             }
         });
         let items = GeneratedItems {
             batches,
             batch: Vec::new().into_iter(),
+            done: false,
         };
         (items, probe)
     }
@@ -87,8 +100,19 @@ impl Iterator for GeneratedItems {
             if let Some(item) = self.batch.next() {
                 return Some(Ok(item));
             }
-            // A closed channel is the end of the state.
-            self.batch = self.batches.recv().ok()?.into_iter();
+            if self.done {
+                return None;
+            }
+            match self.batches.recv() {
+                Ok(Handed::Items(batch)) => self.batch = batch.into_iter(),
+                Ok(Handed::End) => self.done = true,
+                Err(_) => {
+                    self.done = true;
+                    return Some(Err(std::io::Error::other(
+                        "the state generator stopped before the end of the state",
+                    )));
+                }
+            }
         }
     }
 }
@@ -96,7 +120,7 @@ impl Iterator for GeneratedItems {
 /// Batches items for the consumer.
 struct BatchSink {
     batch: Vec<StateItem>,
-    sender: SyncSender<Vec<StateItem>>,
+    sender: SyncSender<Handed>,
     records: Arc<AtomicU64>,
 }
 
@@ -112,10 +136,12 @@ impl BatchSink {
     fn flush(&mut self) -> Result<(), BenchError> {
         let count = self.batch.len() as u64;
         let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ITEMS));
-        self.sender.send(full).map_err(|_| BenchError::Engine {
-            what: "generating the state".into(),
-            message: "the reader stopped".into(),
-        })?;
+        self.sender
+            .send(Handed::Items(full))
+            .map_err(|_| BenchError::Engine {
+                what: "generating the state".into(),
+                message: "the reader stopped".into(),
+            })?;
         self.records.fetch_add(count, Ordering::Relaxed);
         Ok(())
     }
@@ -184,4 +210,44 @@ pub fn generated_codes(params: &ChainParams, only: &HashSet<Address>) -> CodeSto
     // The sink never fails.
     let _ = write_studies_contracts(&mut sink, params, params.target_entries, &mut |_| {});
     sink.codes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(n: u8) -> StateItem {
+        StateItem::Slot {
+            address: Address::repeat_byte(n),
+            slot: U256::from(n),
+            value: B256::repeat_byte(n),
+        }
+    }
+
+    fn items(handed: Vec<Handed>) -> Vec<std::io::Result<StateItem>> {
+        let (sender, batches) = sync_channel(handed.len() + 1);
+        for message in handed {
+            sender.send(message).unwrap();
+        }
+        drop(sender);
+        let items = GeneratedItems {
+            batches,
+            batch: Vec::new().into_iter(),
+            done: false,
+        };
+        items.collect()
+    }
+
+    #[test]
+    fn a_generator_that_stops_early_is_an_error_not_a_shorter_state() {
+        let complete = items(vec![Handed::Items(vec![item(1), item(2)]), Handed::End]);
+        assert_eq!(complete.len(), 2);
+        assert!(complete.iter().all(Result::is_ok));
+        let cut = items(vec![Handed::Items(vec![item(1), item(2)])]);
+        assert_eq!(cut.len(), 3);
+        assert!(cut[..2].iter().all(Result::is_ok));
+        assert!(cut[2]
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("stopped before")));
+    }
 }

@@ -139,7 +139,21 @@ fn load_ubt(
             ..ImportOptions::default()
         };
         let shown_as = format!("ubt gd{group_depth}");
+        let expected = plan.meta.tree_entries.filter(|_| generated);
         match import_state(input, db, &options, &shown_as, events)? {
+            // A generated state is its recipe: the generator must produce
+            // what `ubt bench gen` counted (a changed generator does not).
+            Some(imported) if expected.is_some_and(|n| n != imported.entries) => {
+                return Err(BenchError::Engine {
+                    what: format!("loading {shown_as}"),
+                    message: format!(
+                        "the generated state has {} tree entries, workload.json says {}: \
+                         generate it again with this version (`ubt bench gen --state generated`)",
+                        imported.entries,
+                        expected.unwrap_or_default()
+                    ),
+                });
+            }
             Some(imported) => return Ok((imported.root, imported.entries)),
             None if generated => {
                 return Err(BenchError::Engine {
