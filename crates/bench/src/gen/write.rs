@@ -79,45 +79,6 @@ impl LineWriter {
         Ok(())
     }
 
-    /// `{"account":"0x<40>","nonce":N,"balance":"<decimal>","code":"0x<hex>"}`.
-    pub fn write_account(
-        &mut self,
-        address: &[u8; 20],
-        nonce: u64,
-        balance: u128,
-        code: &[u8],
-    ) -> Result<(), BenchError> {
-        let line = &mut self.line;
-        line.extend_from_slice(b"{\"account\":\"");
-        push_hex(line, address);
-        line.extend_from_slice(b"\",\"nonce\":");
-        push_decimal(line, u128::from(nonce));
-        line.extend_from_slice(b",\"balance\":\"");
-        push_decimal(line, balance);
-        line.extend_from_slice(b"\",\"code\":\"");
-        push_hex(line, code);
-        line.extend_from_slice(b"\"}");
-        self.emit()
-    }
-
-    /// `{"slot":"0x<40>","key":"0x<64>","value":"0x<64>"}`.
-    pub fn write_slot(
-        &mut self,
-        address: &[u8; 20],
-        key: &[u8; 32],
-        value: &[u8; 32],
-    ) -> Result<(), BenchError> {
-        let line = &mut self.line;
-        line.extend_from_slice(b"{\"slot\":\"");
-        push_hex(line, address);
-        line.extend_from_slice(b"\",\"key\":\"");
-        push_hex(line, key);
-        line.extend_from_slice(b"\",\"value\":\"");
-        push_hex(line, value);
-        line.extend_from_slice(b"\"}");
-        self.emit()
-    }
-
     /// `{"raw":"0x<64>","value":"0x<64>"}`.
     pub fn raw(&mut self, key: &[u8; 32], value: &[u8; 32]) -> Result<(), BenchError> {
         let line = &mut self.line;
@@ -174,7 +135,9 @@ impl LineWriter {
     }
 }
 
+/// The `state.jsonl` records of docs/workload-format.md.
 impl StateSink for LineWriter {
+    /// `{"account":"0x<40>","nonce":N,"balance":"<decimal>","code":"0x<hex>"}`.
     fn account(
         &mut self,
         address: &[u8; 20],
@@ -182,16 +145,35 @@ impl StateSink for LineWriter {
         balance: u128,
         code: &[u8],
     ) -> Result<(), BenchError> {
-        self.write_account(address, nonce, balance, code)
+        let line = &mut self.line;
+        line.extend_from_slice(b"{\"account\":\"");
+        push_hex(line, address);
+        line.extend_from_slice(b"\",\"nonce\":");
+        push_decimal(line, u128::from(nonce));
+        line.extend_from_slice(b",\"balance\":\"");
+        push_decimal(line, balance);
+        line.extend_from_slice(b"\",\"code\":\"");
+        push_hex(line, code);
+        line.extend_from_slice(b"\"}");
+        self.emit()
     }
 
+    /// `{"slot":"0x<40>","key":"0x<64>","value":"0x<64>"}`.
     fn slot(
         &mut self,
         address: &[u8; 20],
         key: &[u8; 32],
         value: &[u8; 32],
     ) -> Result<(), BenchError> {
-        self.write_slot(address, key, value)
+        let line = &mut self.line;
+        line.extend_from_slice(b"{\"slot\":\"");
+        push_hex(line, address);
+        line.extend_from_slice(b"\",\"key\":\"");
+        push_hex(line, key);
+        line.extend_from_slice(b"\",\"value\":\"");
+        push_hex(line, value);
+        line.extend_from_slice(b"\"}");
+        self.emit()
     }
 }
 

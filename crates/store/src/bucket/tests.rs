@@ -170,16 +170,28 @@ fn buckets_below_the_root_hash_like_the_subtree() {
     assert_eq!(summary.hash, reference.compute_root());
 }
 
-#[test]
-fn every_flipped_byte_is_detected() {
+/// Key `i` of [`forty_stem_bucket`] (its own stem; value = key).
+fn forty_key(i: u64) -> B256 {
+    B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()))
+}
+
+/// A root bucket of 40 one-value stems (key `i` at sub-index `i % 7`),
+/// encoded, with its checksum.
+fn forty_stem_bucket() -> (Vec<u8>, u32) {
     let mut bucket = Bucket::new(Prefix::ROOT);
     for i in 0u64..40 {
-        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
+        let key = forty_key(i);
         bucket.set(&Stem::of_key(&key), (i % 7) as u8, key);
     }
     bucket.summary();
     let bytes = encode(&bucket);
     let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    (bytes, crc)
+}
+
+#[test]
+fn every_flipped_byte_is_detected() {
+    let (bytes, crc) = forty_stem_bucket();
     for at in 0..bytes.len() {
         for bit in [0u8, 3, 7] {
             let mut bad = bytes.clone();
@@ -203,14 +215,7 @@ fn every_flipped_byte_is_detected() {
 /// look up and decode the same with the checksum skipped.
 #[test]
 fn the_checksum_check_before_caching_catches_every_flip() {
-    let mut bucket = Bucket::new(Prefix::ROOT);
-    for i in 0u64..40 {
-        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
-        bucket.set(&Stem::of_key(&key), (i % 7) as u8, key);
-    }
-    bucket.summary();
-    let bytes = encode(&bucket);
-    let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    let (bytes, crc) = forty_stem_bucket();
     let mut padded = bytes.clone();
     padded.resize(4096, 0);
     assert!(codec::checksum_matches(&bytes, crc));
@@ -229,7 +234,7 @@ fn the_checksum_check_before_caching_catches_every_flip() {
     let verified = codec::decode_with(&padded, &Prefix::ROOT, crc, &"v", codec::Checksum::Verified);
     assert_eq!(encode(&verified.unwrap()), bytes);
     for i in 0u64..40 {
-        let key = B256::from(ubt_spec::hash::sha256(&i.to_be_bytes()));
+        let key = forty_key(i);
         let at = (&Stem::of_key(&key), (i % 7) as u8);
         let found = codec::lookup_with(
             &padded,
