@@ -170,3 +170,20 @@ fn a_recipe_that_no_longer_generates_its_counted_state_is_refused() {
         other => panic!("expected the recount to fail, got {other:?}"),
     }
 }
+
+/// Regression: a damaged `workload.json` beside no `state.jsonl` was
+/// reported as "no state.jsonl"; its own parse error names it.
+#[test]
+fn a_damaged_recipe_is_reported_as_such() {
+    let tmp = TempDir::new("damaged");
+    let state = tmp.path().join("generated");
+    generate(&state, StateStorage::Generated);
+    std::fs::write(state.join("workload.json"), "{\"format\": 1,").unwrap();
+    let cfg = run_config(vec![state], &tmp.path().join("out"), None);
+    match run(&cfg, &mut |_| {}) {
+        Err(BenchError::Workload { path, .. }) => {
+            assert!(path.ends_with("workload.json"), "{path}")
+        }
+        other => panic!("expected the recipe's parse error, got {other:?}"),
+    }
+}

@@ -11,7 +11,7 @@ use super::blocks::{evm_blocks, EvmSetup};
 use super::geth::{self, GethEngine};
 use super::kind::Workload;
 use super::{ubt_exec, Notes, RunConfig, RunEvent};
-use crate::gen::{ChainParams, StateStorage, WorkloadMeta};
+use crate::gen::{ChainParams, WorkloadMeta};
 use crate::BenchError;
 
 /// One engine configuration.
@@ -335,18 +335,21 @@ pub(super) fn plan_states(config: &RunConfig) -> Result<Vec<StatePlan>, BenchErr
 /// Reads a state directory's `workload.json`, refusing a directory with
 /// no state in it and a generated state the run cannot read.
 fn read_state_meta(dir: &Path, config: &RunConfig) -> Result<WorkloadMeta, BenchError> {
-    let generated = WorkloadMeta::read(dir)
-        .ok()
-        .filter(|meta| meta.state == StateStorage::Generated);
-    let Some(meta) = generated else {
-        if !dir.join("state.jsonl").is_file() {
-            return Err(invalid(format!(
-                "{} has no state.jsonl: give a directory made by `ubt bench gen`",
-                dir.display()
-            )));
-        }
-        return WorkloadMeta::read(dir);
+    let no_state = || {
+        invalid(format!(
+            "{} has no state.jsonl: give a directory made by `ubt bench gen`",
+            dir.display()
+        ))
     };
+    let has_file = dir.join("state.jsonl").is_file();
+    if !has_file && !dir.join("workload.json").is_file() {
+        return Err(no_state());
+    }
+    // Read once: a damaged workload.json is reported as such.
+    let meta = WorkloadMeta::read(dir)?;
+    if meta.state.is_file() {
+        return if has_file { Ok(meta) } else { Err(no_state()) };
+    }
     if meta.mode != "accounts" || ChainParams::of_meta(&meta).is_none() {
         return Err(invalid(format!(
             "{}: a generated state must be a chain-like state of accounts \
