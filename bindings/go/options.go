@@ -59,6 +59,11 @@ type Options struct {
 	// ReadBackend is how batched reads are issued (default
 	// ReadBackendAuto).
 	ReadBackend ReadBackend
+	// DirectReads reads the data file around the page cache (O_DIRECT)
+	// where the file system allows it: a bucket missing from the engine's
+	// cache costs one device read and is not cached twice. Give the
+	// engine the memory (MemoryBudget) the page cache would have used.
+	DirectReads bool
 }
 
 // toC fills the C options: the engine's defaults, overridden by the
@@ -94,6 +99,9 @@ func (o *Options) toC() (C.UbtOptions, error) {
 	}
 	if o.ReadBackend != ReadBackendAuto {
 		c.read_backend = C.uint8_t(o.ReadBackend)
+	}
+	if o.DirectReads {
+		c.direct_reads = 1
 	}
 	return c, nil
 }

@@ -333,6 +333,7 @@ fn record(state: &Path, out: &Path, workloads: &[Workload], blocks: u64) -> Vec<
         peer_source: default_source_dir(),
         warm: true,
         memory_budget_bytes: None,
+        direct_reads: false,
         device_probe: None,
         command: "test".into(),
     };

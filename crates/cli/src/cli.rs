@@ -311,6 +311,10 @@ pub struct RunCommonArgs {
     /// ubt's memory budget in MiB (default: the store's).
     #[arg(long)]
     pub memory_mib: Option<usize>,
+    /// ubt reads its data file around the page cache (O_DIRECT) where the
+    /// file system allows it.
+    #[arg(long)]
+    pub direct_reads: bool,
     /// go-ethereum's binary-trie group depth.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=8))]
     pub geth_group_depth: u8,
@@ -459,6 +463,10 @@ pub struct StoreBenchArgs {
     /// Memory budget of the database, in MiB.
     #[arg(long, default_value_t = 1024)]
     pub memory_mib: usize,
+    /// Read the data file around the page cache (O_DIRECT) where the file
+    /// system allows it.
+    #[arg(long)]
+    pub direct_reads: bool,
     /// Cold update blocks (each after a checkpoint and dropped caches).
     #[arg(long, default_value_t = 5)]
     pub cold_blocks: usize,

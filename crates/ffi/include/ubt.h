@@ -268,6 +268,13 @@ typedef struct UbtOptions {
      * `UBT_READ_BACKEND_AUTO` (default) or `UBT_READ_BACKEND_THREAD_POOL`.
      */
     uint8_t read_backend;
+    /**
+     * 1: read the data file around the page cache (`O_DIRECT`) where the
+     * file system allows it, so a bucket missing from the engine's cache
+     * costs one device read and is not cached twice; give the engine the
+     * memory the page cache would have used. Default 0.
+     */
+    uint8_t direct_reads;
 } UbtOptions;
 
 /**

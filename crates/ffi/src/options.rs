@@ -53,6 +53,11 @@ pub struct UbtOptions {
     pub sync_mode: u8,
     /// `UBT_READ_BACKEND_AUTO` (default) or `UBT_READ_BACKEND_THREAD_POOL`.
     pub read_backend: u8,
+    /// 1: read the data file around the page cache (`O_DIRECT`) where the
+    /// file system allows it, so a bucket missing from the engine's cache
+    /// costs one device read and is not cached twice; give the engine the
+    /// memory the page cache would have used. Default 0.
+    pub direct_reads: u8,
 }
 
 /// A 0/1 flag field as a `bool`.
@@ -94,6 +99,7 @@ impl UbtOptions {
                 ReadBackendChoice::Auto => UBT_READ_BACKEND_AUTO,
                 ReadBackendChoice::ThreadPool => UBT_READ_BACKEND_THREAD_POOL,
             },
+            direct_reads: u8::from(options.direct_reads),
         }
     }
 
@@ -130,6 +136,7 @@ impl UbtOptions {
             revert_depth: size(options.revert_depth, "revert_depth")?,
             read_only: false,
             flat_index: flag(options.flat_index, "flat_index")?,
+            direct_reads: flag(options.direct_reads, "direct_reads")?,
         })
     }
 }
@@ -167,6 +174,7 @@ mod tests {
         assert_eq!(options.wal_bytes_max, engine.wal_bytes_max);
         assert_eq!(options.revert_depth, engine.revert_depth);
         assert_eq!(options.flat_index, engine.flat_index);
+        assert_eq!(options.direct_reads, engine.direct_reads);
     }
 
     #[test]
@@ -178,6 +186,7 @@ mod tests {
             flat_index: 1,
             create_if_missing: 0,
             revert_depth: 9,
+            direct_reads: 1,
             ..UbtOptions::defaults()
         }
         .to_engine()
@@ -188,6 +197,7 @@ mod tests {
         assert!(options.flat_index);
         assert!(!options.create_if_missing);
         assert_eq!(options.revert_depth, 9);
+        assert!(options.direct_reads);
     }
 
     #[test]
@@ -199,6 +209,10 @@ mod tests {
             },
             UbtOptions {
                 flat_index: 255,
+                ..UbtOptions::defaults()
+            },
+            UbtOptions {
+                direct_reads: 2,
                 ..UbtOptions::defaults()
             },
             UbtOptions {

@@ -369,6 +369,10 @@ fn out_of_range_options_are_refused() {
             flat_index: 7,
             ..defaults
         },
+        UbtOptions {
+            direct_reads: 3,
+            ..defaults
+        },
     ];
     for options in invalid_arguments {
         let failure = open(&dir, Some(&options)).unwrap_err();

@@ -64,6 +64,18 @@ pub struct Options {
     /// this says: its entries name no accounts; `build_flat_index` adds
     /// the index after it.
     pub flat_index: bool,
+    /// Read the data file around the operating system's page cache
+    /// (`O_DIRECT` on Linux) where the file system allows it: a bucket
+    /// not in the store's own cache costs one device read, without the
+    /// page cache's copy, bookkeeping and second copy of what the store
+    /// caches itself (docs/benchmarks.md, "Direct reads"). The price:
+    /// buckets evicted from the store's cache are no longer found in
+    /// spare memory the kernel would otherwise lend, so give the store
+    /// the memory instead ([`Self::memory_budget_bytes`]). Writes and
+    /// the other files keep the page cache. Off by default. Where direct
+    /// reads are refused (tmpfs, other systems), reads stay buffered;
+    /// [`crate::Stats::direct_reads`] says which.
+    pub direct_reads: bool,
 }
 
 impl Default for Options {
@@ -78,6 +90,7 @@ impl Default for Options {
             revert_depth: 128,
             read_only: false,
             flat_index: false,
+            direct_reads: false,
         }
     }
 }

@@ -8,6 +8,9 @@ use alloy_primitives::B256;
 pub struct Stats {
     /// How batched reads are issued (`io_uring`, `pread-pool`, `sequential`).
     pub read_backend: String,
+    /// Whether data-file reads bypass the page cache
+    /// ([`crate::Options::direct_reads`], where the file system allows it).
+    pub direct_reads: bool,
     /// Group depth of the upper-trie pages.
     pub group_depth: u8,
     /// Checkpoints since creation.

@@ -47,6 +47,9 @@ pub struct StoreBenchConfig {
     pub group_depth: u8,
     /// Memory budget of the database handle.
     pub memory_budget_bytes: usize,
+    /// Read the data file around the page cache
+    /// ([`ubt_engine::Options::direct_reads`]).
+    pub direct_reads: bool,
     /// Single-threaded cold point reads.
     pub cold_reads: usize,
     /// Most keys in the cold batched read (it uses about one key per two
@@ -79,6 +82,7 @@ impl StoreBenchConfig {
             entries,
             group_depth: ubt_engine::DEFAULT_GROUP_DEPTH,
             memory_budget_bytes: 1 << 30,
+            direct_reads: false,
             cold_reads: 2_000,
             batch_keys: 100_000,
             cold_blocks: 5,
@@ -303,6 +307,7 @@ pub fn run(
     let options = Options {
         group_depth: Some(config.group_depth),
         memory_budget_bytes: config.memory_budget_bytes,
+        direct_reads: config.direct_reads,
         ..Options::default()
     };
 
@@ -508,8 +513,18 @@ fn cold_batched_read(
         elapsed_s,
         bucket_reads_per_s: bucket_reads as f64 / elapsed_s,
         keys_per_s: keys.len() as f64 / elapsed_s,
-        backend: db.stats().read_backend,
+        backend: backend_name(&db.stats()),
     })
+}
+
+/// How the store's reads reach the device: its batched-read backend, and
+/// `O_DIRECT` when its data-file reads bypass the page cache.
+fn backend_name(stats: &ubt_engine::Stats) -> String {
+    if stats.direct_reads {
+        format!("{}, O_DIRECT", stats.read_backend)
+    } else {
+        format!("{}, page cache", stats.read_backend)
+    }
 }
 
 /// Where the warm blocks began: what a checkpoint amortized over them

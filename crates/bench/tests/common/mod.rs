@@ -58,6 +58,7 @@ pub fn run_config(states: Vec<PathBuf>, out: &Path, workloads: Option<Vec<Worklo
         // cannot be dropped; the cold protocol has its own tests.
         warm: true,
         memory_budget_bytes: None,
+        direct_reads: false,
         device_probe: None,
         command: "test".into(),
     }

@@ -148,6 +148,7 @@ fn config(
             .map_or_else(default_source_dir, PathBuf::from),
         warm: common.warm,
         memory_budget_bytes: common.memory_mib.map(|mib| mib << 20),
+        direct_reads: common.direct_reads,
         device_probe: (!common.no_device)
             .then(ubt_bench::measure::device::DeviceProbeOptions::default),
         command: command_line(),
@@ -235,6 +236,7 @@ pub fn default(args: &DefaultBenchArgs) -> Result<(), CliError> {
         warm: false,
         no_device: false,
         memory_mib: None,
+        direct_reads: false,
         geth_group_depth: 5,
         peer_source: None,
     };

@@ -65,6 +65,10 @@ fn rows(s: &Stats) -> Vec<(&'static str, String)> {
         ("flat directory bytes", n(s.flat_directory_bytes)),
         ("read backend", s.read_backend.clone()),
         (
+            "direct reads",
+            if s.direct_reads { "yes" } else { "no" }.into(),
+        ),
+        (
             "poisoned",
             s.poisoned.clone().unwrap_or_else(|| "no".into()),
         ),

@@ -35,6 +35,7 @@
 //! read-only open cannot change a byte and works on read-only media.
 
 pub(crate) mod coalesce;
+mod direct;
 pub mod os;
 mod pread_pool;
 #[cfg(feature = "testing")]
@@ -143,6 +144,20 @@ pub trait StoreFile: Send + Sync + Debug {
     /// Tells the operating system that reads will be random (no
     /// readahead). A hint: failures are ignored.
     fn advise_random(&self) {}
+
+    /// Makes this file's reads bypass the operating system's page cache
+    /// from now on (`O_DIRECT` on Linux), where the file system allows
+    /// it; says whether they now do. Writes are unchanged, and a read
+    /// still sees every completed write. Files that cannot (simulated
+    /// files, other systems) keep their reads and say `false`.
+    fn enable_direct_reads(&self) -> io::Result<bool> {
+        Ok(false)
+    }
+
+    /// Whether reads bypass the page cache ([`Self::enable_direct_reads`]).
+    fn reads_direct(&self) -> bool {
+        false
+    }
 
     /// How this file issues batched reads.
     fn read_backend(&self) -> ReadBackendKind {

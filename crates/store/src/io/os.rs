@@ -59,10 +59,11 @@ use std::fs::{self, File, Metadata, OpenOptions, TryLockError};
 use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use super::pread_pool::{self, Reader};
 use super::{
-    pread_pool, DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
+    direct, DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
 };
 
 /// Name of the lock file that versions before the directory lock created
@@ -334,6 +335,7 @@ impl OsDir {
         clear_nonblock(&file).map_err(|e| with_path(e, "open file", &path))?;
         Ok(OsFile {
             file: Arc::new(file),
+            direct: OnceLock::new(),
             path,
             read_only,
             engine: Arc::clone(&self.engine),
@@ -482,6 +484,10 @@ impl DirLock for OsDirLock {}
 /// A real file of an [`OsDir`].
 pub struct OsFile {
     file: Arc<File>,
+    /// A second descriptor, opened `O_DIRECT` for reading, once
+    /// [`StoreFile::enable_direct_reads`] succeeded: every read goes
+    /// through it from then on.
+    direct: OnceLock<Arc<File>>,
     path: PathBuf,
     /// Opened `O_RDONLY`: writes, `set_len` and syncs are refused.
     read_only: bool,
@@ -494,11 +500,67 @@ impl fmt::Debug for OsFile {
             .field("path", &self.path)
             .field("read_only", &self.read_only)
             .field("read_backend", &self.engine.kind().name())
+            .field("direct_reads", &self.direct.get().is_some())
             .finish()
     }
 }
 
 impl OsFile {
+    /// The descriptor reads go through, and whether it is direct.
+    fn reader(&self) -> Reader {
+        match self.direct.get() {
+            Some(file) => Reader {
+                file: Arc::clone(file),
+                direct: true,
+            },
+            None => Reader {
+                file: Arc::clone(&self.file),
+                direct: false,
+            },
+        }
+    }
+
+    /// Opens the file again, `O_DIRECT` and read-only, checking that the
+    /// path still names the same file; `None` if the file system refuses
+    /// direct reads (`EINVAL`, at the open or at a first read).
+    #[cfg(target_os = "linux")]
+    fn open_direct(&self) -> io::Result<Option<File>> {
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT | libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&self.path);
+        let file = match opened {
+            Ok(file) => file,
+            Err(error) if error.raw_os_error() == Some(libc::EINVAL) => return Ok(None),
+            Err(error) => return Err(with_path(error, "open for direct reads", &self.path)),
+        };
+        let stat = |f: &File| f.metadata().map(|m| (m.dev(), m.ino(), m.len()));
+        let (device, inode, len) =
+            stat(&file).map_err(|e| with_path(e, "stat file", &self.path))?;
+        let (expected_device, expected_inode, _) =
+            stat(&self.file).map_err(|e| with_path(e, "stat file", &self.path))?;
+        if (device, inode) != (expected_device, expected_inode) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} was replaced after it was opened; not reading it",
+                    self.path.display()
+                ),
+            ));
+        }
+        clear_nonblock(&file).map_err(|e| with_path(e, "open file", &self.path))?;
+        // Some file systems accept the flag and refuse the reads.
+        if len > 0 {
+            if let Err(error) = direct::read_exact(&file, 0, 1) {
+                return match error.raw_os_error() {
+                    Some(libc::EINVAL) => Ok(None),
+                    _ => Err(with_path(error, "read directly", &self.path)),
+                };
+            }
+        }
+        Ok(Some(file))
+    }
+
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -526,7 +588,31 @@ impl OsFile {
 
 impl StoreFile for OsFile {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.file.read_exact_at(buf, offset)
+        match self.direct.get() {
+            Some(direct) => {
+                buf.copy_from_slice(&direct::read_exact(direct, offset, buf.len())?);
+                Ok(())
+            }
+            None => self.file.read_exact_at(buf, offset),
+        }
+    }
+
+    fn enable_direct_reads(&self) -> io::Result<bool> {
+        if self.direct.get().is_some() {
+            return Ok(true);
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(file) = self.open_direct()? {
+            // Another thread may have won the race: either descriptor is
+            // as good.
+            let _ = self.direct.set(Arc::new(file));
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn reads_direct(&self) -> bool {
+        self.direct.get().is_some()
     }
 
     #[allow(unsafe_code)]
@@ -564,10 +650,7 @@ impl StoreFile for OsFile {
     ) {
         if let [request] = requests {
             // One read gains nothing from another thread or a ring.
-            done(
-                0,
-                pread_pool::read_exact(&self.file, request.offset, request.len),
-            );
+            done(0, self.reader().read_exact(request.offset, request.len));
             return;
         }
         if requests.is_empty() {
@@ -575,9 +658,9 @@ impl StoreFile for OsFile {
         }
         match &*self.engine {
             #[cfg(target_os = "linux")]
-            ReadEngine::IoUring(rings) => rings.read_batch(&self.file, requests, done),
+            ReadEngine::IoUring(rings) => rings.read_batch(&self.reader(), requests, done),
             ReadEngine::ThreadPool => {
-                pread_pool::read_batch(&self.file, requests.iter().copied().enumerate(), done)
+                pread_pool::read_batch(&self.reader(), requests.iter().copied().enumerate(), done)
             }
         }
     }

@@ -18,7 +18,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-use super::ReadRequest;
+use super::{direct, ReadRequest};
 
 /// Threads in the process-wide pool.
 pub(super) const POOL_THREADS: usize = 32;
@@ -29,9 +29,29 @@ const MAX_IN_FLIGHT_PER_BATCH: usize = 64;
 /// The result of one read, tagged with its index in the batch.
 type Reply = (usize, io::Result<Vec<u8>>);
 
+/// A descriptor to read from, and whether it was opened `O_DIRECT`
+/// (its reads then go through [`direct::read_exact`]).
+#[derive(Clone, Debug)]
+pub(super) struct Reader {
+    pub(super) file: Arc<File>,
+    pub(super) direct: bool,
+}
+
+impl Reader {
+    /// Reads `len` bytes at `offset`; a range past the end of the file is
+    /// an `UnexpectedEof` error.
+    pub(super) fn read_exact(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        if self.direct {
+            direct::read_exact(&self.file, offset, len)
+        } else {
+            read_exact(&self.file, offset, len)
+        }
+    }
+}
+
 /// One `pread` for a worker.
 struct Job {
-    file: Arc<File>,
+    reader: Reader,
     offset: u64,
     len: usize,
     index: usize,
@@ -42,7 +62,7 @@ struct Job {
 
 impl Job {
     fn run(mut self) {
-        let result = read_exact(&self.file, self.offset, self.len);
+        let result = self.reader.read_exact(self.offset, self.len);
         if let Some(reply) = self.reply.take() {
             // The batch may be gone (its `done` panicked); nobody to tell.
             let _ = reply.send((self.index, result));
@@ -63,8 +83,8 @@ impl Drop for Job {
     }
 }
 
-/// Reads `len` bytes at `offset`; a range past the end of the file is an
-/// `UnexpectedEof` error.
+/// Reads `len` bytes at `offset` through the page cache; a range past the
+/// end of the file is an `UnexpectedEof` error.
 pub(super) fn read_exact(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     file.read_exact_at(&mut buf, offset)?;
@@ -126,7 +146,7 @@ fn worker(shared: &Shared) {
 /// Reads `jobs` (index in the batch, request) through the pool, calling
 /// `done` on this thread as each completes.
 pub(super) fn read_batch(
-    file: &Arc<File>,
+    reader: &Reader,
     jobs: impl IntoIterator<Item = (usize, ReadRequest)>,
     done: &mut dyn FnMut(usize, io::Result<Vec<u8>>),
 ) {
@@ -135,7 +155,7 @@ pub(super) fn read_batch(
     if pool.threads == 0 {
         // No worker could be started: read one after another here.
         for (index, request) in jobs {
-            done(index, read_exact(file, request.offset, request.len));
+            done(index, reader.read_exact(request.offset, request.len));
         }
         return;
     }
@@ -152,7 +172,7 @@ pub(super) fn read_batch(
                     break;
                 };
                 queue.push_back(Job {
-                    file: Arc::clone(file),
+                    reader: reader.clone(),
                     offset: request.offset,
                     len: request.len,
                     index,

@@ -18,15 +18,16 @@
 
 #![allow(unsafe_code)]
 
-use std::fs::File;
 use std::io;
 use std::mem;
 use std::os::fd::AsRawFd;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use io_uring::{opcode, types, IoUring, Probe};
 
-use super::{pread_pool, ReadRequest};
+use super::direct::{eof, AlignedBuf, Window};
+use super::pread_pool::{self, Reader};
+use super::ReadRequest;
 
 /// Submission queue entries per ring.
 const RING_ENTRIES: u32 = 256;
@@ -117,14 +118,14 @@ impl RingPool {
     /// back to the thread pool if no ring can be had or the ring fails.
     pub(super) fn read_batch(
         &self,
-        file: &Arc<File>,
+        reader: &Reader,
         requests: &[ReadRequest],
         done: &mut dyn FnMut(usize, io::Result<Vec<u8>>),
     ) {
         let ring = match self.take() {
             Ok(ring) => ring,
             Err(_) => {
-                pread_pool::read_batch(file, requests.iter().copied().enumerate(), done);
+                pread_pool::read_batch(reader, requests.iter().copied().enumerate(), done);
                 return;
             }
         };
@@ -135,11 +136,11 @@ impl RingPool {
             free: Vec::new(),
             in_flight: 0,
         };
-        if let Err(unfinished) = batch.run(file, requests, done) {
+        if let Err(unfinished) = batch.run(reader, requests, done) {
             // The ring failed: whatever it had not finished is read by the
             // pool. `batch` has already waited for (or leaked) its buffers.
             drop(batch);
-            pread_pool::read_batch(file, unfinished, done);
+            pread_pool::read_batch(reader, unfinished, done);
         }
     }
 }
@@ -147,9 +148,79 @@ impl RingPool {
 /// One request being read: its buffer, and how much of it is filled.
 struct Slot {
     index: usize,
-    offset: u64,
-    buf: Vec<u8>,
+    buf: SlotBuf,
     filled: usize,
+}
+
+/// Where a request's bytes are read to.
+enum SlotBuf {
+    /// Through the page cache: straight into the answer, from its offset.
+    Buffered { offset: u64, bytes: Vec<u8> },
+    /// `O_DIRECT`: the request's aligned window, into an aligned region.
+    Direct { window: Window, buf: AlignedBuf },
+}
+
+impl Slot {
+    fn new(index: usize, request: ReadRequest, direct: bool) -> io::Result<Slot> {
+        let buf = if direct {
+            let window = Window::of(request.offset, request.len)?;
+            SlotBuf::Direct {
+                window,
+                buf: AlignedBuf::zeroed(window.span),
+            }
+        } else {
+            if request.offset.checked_add(request.len as u64).is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "read range overflows the file offset",
+                ));
+            }
+            SlotBuf::Buffered {
+                offset: request.offset,
+                bytes: vec![0u8; request.len],
+            }
+        };
+        Ok(Slot {
+            index,
+            buf,
+            filled: 0,
+        })
+    }
+
+    /// The file offset of the next byte to read, and the part of the
+    /// buffer still to fill.
+    fn unfilled(&mut self) -> (u64, &mut [u8]) {
+        let filled = self.filled;
+        match &mut self.buf {
+            SlotBuf::Buffered { offset, bytes } => (*offset + filled as u64, &mut bytes[filled..]),
+            SlotBuf::Direct { window, buf } => (
+                window.start + filled as u64,
+                &mut buf.region_mut()[filled..],
+            ),
+        }
+    }
+
+    /// Counts `read` more bytes; `Some(answer)` once the request is
+    /// complete or can no longer be (a direct read cut short by the end of
+    /// the file), `None` while more must be read.
+    fn advance(&mut self, read: usize) -> Option<io::Result<Vec<u8>>> {
+        self.filled += read;
+        match &mut self.buf {
+            SlotBuf::Buffered { bytes, .. } => {
+                self.filled = self.filled.min(bytes.len());
+                (self.filled == bytes.len()).then(|| Ok(mem::take(bytes)))
+            }
+            SlotBuf::Direct { window, buf } => {
+                if self.filled >= window.needed() {
+                    Some(Ok(buf.take(window)))
+                } else if !window.can_continue(self.filled) {
+                    Some(Err(eof()))
+                } else {
+                    None
+                }
+            }
+        }
+    }
 }
 
 /// A ring taken from the pool for one batch, and the buffers it reads into.
@@ -174,11 +245,11 @@ impl Batch<'_> {
     /// answered (index, request), to be read another way.
     fn run(
         &mut self,
-        file: &File,
+        reader: &Reader,
         requests: &[ReadRequest],
         done: &mut dyn FnMut(usize, io::Result<Vec<u8>>),
     ) -> Result<(), Vec<(usize, ReadRequest)>> {
-        let fd = types::Fd(file.as_raw_fd());
+        let fd = types::Fd(reader.file.as_raw_fd());
         let mut next = 0usize;
         // Slots holding a request that is not in flight but must be
         // (re)submitted: new, short-read remainders, EINTR/EAGAIN retries.
@@ -197,22 +268,13 @@ impl Batch<'_> {
                         done(index, Ok(Vec::new()));
                         continue;
                     }
-                    if request.offset.checked_add(request.len as u64).is_none() {
-                        done(
-                            index,
-                            Err(io::Error::new(
-                                io::ErrorKind::InvalidInput,
-                                "read range overflows the file offset",
-                            )),
-                        );
-                        continue;
+                    match Slot::new(index, request, reader.direct) {
+                        Ok(slot) => self.insert(slot),
+                        Err(error) => {
+                            done(index, Err(error));
+                            continue;
+                        }
                     }
-                    self.insert(Slot {
-                        index,
-                        offset: request.offset,
-                        buf: vec![0u8; request.len],
-                        filled: 0,
-                    })
                 } else {
                     break;
                 };
@@ -287,18 +349,18 @@ impl Batch<'_> {
         let Some(Some(slot)) = self.slots.get_mut(id) else {
             return false;
         };
-        let remaining = slot.buf.len() - slot.filled;
+        let (offset, unfilled) = slot.unfilled();
         #[allow(clippy::cast_possible_truncation)] // at most MAX_CHUNK (1 GiB)
-        let len = remaining.min(MAX_CHUNK) as u32;
-        // `filled < buf.len()`, so the pointer stays inside the buffer and
-        // `len` bytes from it fit in the buffer.
-        let buf = slot.buf[slot.filled..].as_mut_ptr();
+        let len = unfilled.len().min(MAX_CHUNK) as u32;
+        // The slot is unfinished, so `unfilled` is not empty and `len`
+        // bytes from its start fit in the buffer.
+        let buf = unfilled.as_mut_ptr();
         let entry = opcode::Read::new(fd, buf, len)
-            .offset(slot.offset + slot.filled as u64)
+            .offset(offset)
             .build()
             .user_data(id as u64);
-        // SAFETY: the entry points at `len` bytes inside `slot.buf`'s heap
-        // allocation, which stays allocated and unmoved until the
+        // SAFETY: the entry points at `len` bytes inside the heap allocation
+        // of the slot's buffer (a `Vec`), which stays allocated and unmoved until the
         // completion is reaped: the slot is only removed from the slab
         // after its completion is taken from the ring (`finish`), the
         // slab's growth moves `Vec` headers but never their heap storage,
@@ -355,10 +417,9 @@ impl Batch<'_> {
             let Some(Some(slot)) = self.slots.get_mut(id) else {
                 continue;
             };
-            slot.filled = (slot.filled + result as usize).min(slot.buf.len());
-            if slot.filled == slot.buf.len() {
+            if let Some(answer) = slot.advance(result as usize) {
                 if let Some(slot) = self.remove(id) {
-                    done(slot.index, Ok(slot.buf));
+                    done(slot.index, answer);
                 }
             } else {
                 pending.push(id);
@@ -418,17 +479,12 @@ impl Drop for Batch<'_> {
     }
 }
 
-fn eof() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        "read past the end of the file",
-    )
-}
-
 #[cfg(test)]
 #[allow(clippy::cast_possible_truncation)] // test data
 mod tests {
     use super::*;
+    use std::fs::File;
+    use std::sync::Arc;
 
     #[test]
     fn probe_and_ring_reuse() {
@@ -439,7 +495,17 @@ mod tests {
         let path = std::env::temp_dir().join(format!("ubt-uring-unit-{}", std::process::id()));
         let content: Vec<u8> = (0..100_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
         std::fs::write(&path, &content).unwrap();
-        let file = Arc::new(File::open(&path).unwrap());
+        let mut readers = vec![Reader {
+            file: Arc::new(File::open(&path).unwrap()),
+            direct: false,
+        }];
+        match super::super::direct::tests::open_direct(&path) {
+            Some(file) => readers.push(Reader {
+                file: Arc::new(file),
+                direct: true,
+            }),
+            None => eprintln!("skipping direct reads: the temporary directory refuses O_DIRECT"),
+        }
         // More requests than MAX_IN_FLIGHT and than ring entries, one
         // zero-length, one straddling the end, one past it.
         let mut requests: Vec<ReadRequest> = (0..1000)
@@ -461,9 +527,9 @@ mod tests {
             offset: u64::MAX - 1,
             len: 4,
         });
-        for _ in 0..3 {
+        for (round, reader) in (0..3).flat_map(|round| readers.iter().map(move |r| (round, r))) {
             let mut seen = vec![0u32; requests.len()];
-            pool.read_batch(&file, &requests, &mut |index, result| {
+            pool.read_batch(reader, &requests, &mut |index, result| {
                 seen[index] += 1;
                 let r = requests[index];
                 if index < 1001 {
@@ -473,7 +539,11 @@ mod tests {
                     assert!(result.is_err(), "request {index} should fail");
                 }
             });
-            assert!(seen.iter().all(|&n| n == 1));
+            assert!(
+                seen.iter().all(|&n| n == 1),
+                "round {round}, direct {}",
+                reader.direct
+            );
         }
         assert_eq!(pool.idle.lock().unwrap().len(), 1);
         std::fs::remove_file(&path).unwrap();

@@ -239,6 +239,7 @@ impl Store {
             .count();
         Stats {
             read_backend: self.tree.data.read_backend().name().to_string(),
+            direct_reads: self.tree.data.reads_direct(),
             group_depth: self.tree.trie.group_depth(),
             generation: self.durable.meta.generation,
             commit_seq: self.durable.commit_seq(),

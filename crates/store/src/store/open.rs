@@ -112,6 +112,11 @@ impl Store {
         }
         let data = open_file(DATA_FILE)?;
         data.advise_random();
+        if options.direct_reads {
+            // Refused by the file system: reads stay buffered (stats say so).
+            data.enable_direct_reads()
+                .map_err(StoreError::io("opening the data file for direct reads"))?;
+        }
         let meta_file = open_file(META_FILE)?;
         let wal_file = open_file(WAL_FILE)?;
         if !read_only {

@@ -135,6 +135,9 @@ pub struct RunConfig {
     pub warm: bool,
     /// ubt's cache budget; `None` keeps the default.
     pub memory_budget_bytes: Option<usize>,
+    /// ubt reads its data file around the page cache
+    /// ([`ubt_engine::Options::direct_reads`]).
+    pub direct_reads: bool,
     /// Measure the device (O_DIRECT random 4 KiB reads at QD1 and QD32) at
     /// the start of the run, so the report can set per-miss times against
     /// the device's own limit; `None` skips it. A resumed run keeps the

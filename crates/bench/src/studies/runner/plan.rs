@@ -371,6 +371,7 @@ fn read_state_meta(dir: &Path, config: &RunConfig) -> Result<WorkloadMeta, Bench
 pub(super) fn ubt_options(config: &RunConfig, group_depth: u8) -> Options {
     let mut options = Options {
         group_depth: Some(group_depth),
+        direct_reads: config.direct_reads,
         ..Options::default()
     };
     if let Some(budget) = config.memory_budget_bytes {

@@ -1,0 +1,244 @@
+//! Reads that bypass the page cache: a second descriptor of a file opened
+//! `O_DIRECT`, used for reads only ([`crate::Options::direct_reads`]).
+//!
+//! `O_DIRECT` needs the file offset, the length and the memory address of
+//! every read aligned to the device's logical block; [`DIRECT_ALIGN`]
+//! (4 KiB) covers every block size Linux file systems use. A request for
+//! any `len` bytes at any `offset` is read as its [`Window`]: the aligned
+//! range around it, into an aligned part of a heap buffer, and the
+//! requested bytes are copied out. The last block of a file may be partial:
+//! a short read that ends the file is fine as long as it covers the
+//! request, and one that does not is `UnexpectedEof`, as for buffered
+//! reads.
+//!
+//! Writes keep going through the buffered descriptor. Linux writes back
+//! (and waits for) dirty page-cache pages of a range before a direct read
+//! of it, so a direct read always sees the latest completed write.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// Alignment of offsets, lengths and buffers of direct reads, in bytes.
+pub(crate) const DIRECT_ALIGN: usize = 4096;
+
+/// The aligned range a direct read of `len` bytes at `offset` covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Window {
+    /// First byte read: `offset` rounded down to [`DIRECT_ALIGN`].
+    pub(super) start: u64,
+    /// Bytes of the window before the requested ones.
+    pub(super) skip: usize,
+    /// Bytes the request asked for.
+    pub(super) len: usize,
+    /// Bytes read: `skip + len` rounded up to [`DIRECT_ALIGN`].
+    pub(super) span: usize,
+}
+
+impl Window {
+    /// The window of `len` bytes at `offset`; `InvalidInput` if the range
+    /// overflows the offset space.
+    pub(super) fn of(offset: u64, len: usize) -> io::Result<Window> {
+        let overflow = || {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "read range overflows the file offset",
+            )
+        };
+        let align = DIRECT_ALIGN as u64;
+        let start = offset - offset % align;
+        #[allow(clippy::cast_possible_truncation)] // below DIRECT_ALIGN
+        let skip = (offset - start) as usize;
+        let end = offset.checked_add(len as u64).ok_or_else(overflow)?;
+        let end_aligned = end
+            .div_ceil(align)
+            .checked_mul(align)
+            .ok_or_else(overflow)?;
+        let span = usize::try_from(end_aligned - start).map_err(|_| overflow())?;
+        Ok(Window {
+            start,
+            skip,
+            len,
+            span,
+        })
+    }
+
+    /// Bytes that must have been read for the request to be answered.
+    pub(super) fn needed(&self) -> usize {
+        self.skip + self.len
+    }
+
+    /// Whether a read that has filled `filled` bytes may continue: false
+    /// after a short read that ended the file before the request's end
+    /// (a direct read can only continue at an aligned position).
+    pub(super) fn can_continue(&self, filled: usize) -> bool {
+        filled >= self.needed() || filled % DIRECT_ALIGN == 0
+    }
+}
+
+/// A heap buffer with an aligned region of `span` bytes.
+#[derive(Debug)]
+pub(super) struct AlignedBuf {
+    bytes: Vec<u8>,
+    at: usize,
+    span: usize,
+}
+
+impl AlignedBuf {
+    /// A zeroed buffer whose region of `span` bytes starts at an address
+    /// that is a multiple of [`DIRECT_ALIGN`].
+    pub(super) fn zeroed(span: usize) -> AlignedBuf {
+        let bytes = vec![0u8; span + DIRECT_ALIGN];
+        let at = bytes.as_ptr().align_offset(DIRECT_ALIGN);
+        debug_assert!(at < DIRECT_ALIGN);
+        AlignedBuf { bytes, at, span }
+    }
+
+    /// The aligned region.
+    pub(super) fn region_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.at..self.at + self.span]
+    }
+
+    /// The requested bytes of `window`, copied out of the region.
+    pub(super) fn take(&self, window: &Window) -> Vec<u8> {
+        let from = self.at + window.skip;
+        self.bytes[from..from + window.len].to_vec()
+    }
+}
+
+/// End of file before the requested range's end.
+pub(super) fn eof() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "read past the end of the file",
+    )
+}
+
+/// Reads `len` bytes at `offset` through `direct` (opened `O_DIRECT`).
+pub(super) fn read_exact(direct: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let window = Window::of(offset, len)?;
+    let mut buf = AlignedBuf::zeroed(window.span);
+    let mut filled = 0usize;
+    while filled < window.needed() {
+        let region = buf.region_mut();
+        match direct.read_at(&mut region[filled..], window.start + filled as u64) {
+            Ok(0) => return Err(eof()),
+            Ok(read) => {
+                filled += read;
+                if !window.can_continue(filled) {
+                    return Err(eof());
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(buf.take(&window))
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use std::fs::OpenOptions;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+
+    /// `path` opened `O_DIRECT` for reading, or `None` where the file
+    /// system refuses it (tmpfs, for one).
+    pub(in crate::io) fn open_direct(path: &Path) -> Option<File> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(path)
+            .ok()?;
+        read_exact(&file, 0, 1).ok().map(|_| file)
+    }
+
+    #[test]
+    fn direct_reads_equal_buffered_reads_at_any_offset() {
+        let path = std::env::temp_dir().join(format!("ubt-direct-unit-{}", std::process::id()));
+        #[allow(clippy::cast_possible_truncation)] // test data
+        let content: Vec<u8> = (0..20_000u32).map(|i| (i * 13 + i / 509) as u8).collect();
+        std::fs::write(&path, &content).unwrap();
+        let Some(file) = open_direct(&path) else {
+            eprintln!("skipping: the temporary directory refuses O_DIRECT");
+            std::fs::remove_file(&path).unwrap();
+            return;
+        };
+        for (offset, len) in [
+            (0usize, 1usize),
+            (0, 4096),
+            (1, 4096),
+            (4095, 2),
+            (8192, 4096),
+            (5000, 12_000),
+            (19_999, 1),
+            (16_384, 3616),
+        ] {
+            assert_eq!(
+                read_exact(&file, offset as u64, len).unwrap(),
+                &content[offset..offset + len],
+                "{offset} +{len}"
+            );
+        }
+        for (offset, len) in [(19_999u64, 2usize), (20_000, 1), (40_000, 10)] {
+            let error = read_exact(&file, offset, len).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                io::ErrorKind::UnexpectedEof,
+                "{offset} +{len}"
+            );
+        }
+        assert!(read_exact(&file, 7, 0).unwrap().is_empty());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn windows_cover_the_request_aligned() {
+        let cases = [
+            (0u64, 4096usize, 0u64, 0usize, 4096usize),
+            (4096, 100, 4096, 0, 4096),
+            (4100, 4096, 4096, 4, 8192),
+            (8191, 2, 4096, 4095, 8192),
+            (12_288, 1, 12_288, 0, 4096),
+        ];
+        for (offset, len, start, skip, span) in cases {
+            let window = Window::of(offset, len).unwrap();
+            assert_eq!(
+                window,
+                Window {
+                    start,
+                    skip,
+                    len,
+                    span
+                },
+                "{offset} +{len}"
+            );
+            assert_eq!(window.start % DIRECT_ALIGN as u64, 0);
+            assert_eq!(window.span % DIRECT_ALIGN, 0);
+            assert!(window.start + window.span as u64 >= offset + len as u64);
+        }
+        assert!(Window::of(u64::MAX - 10, 100).is_err());
+    }
+
+    #[test]
+    fn a_short_read_continues_only_at_an_aligned_position() {
+        let window = Window::of(100, 5000).unwrap();
+        assert!(window.can_continue(4096));
+        assert!(!window.can_continue(4000));
+        assert!(window.can_continue(5100));
+    }
+
+    #[test]
+    fn aligned_regions_are_aligned() {
+        for span in [4096, 8192, 65_536] {
+            let mut buf = AlignedBuf::zeroed(span);
+            let region = buf.region_mut();
+            assert_eq!(region.len(), span);
+            assert_eq!(region.as_ptr().align_offset(DIRECT_ALIGN), 0);
+        }
+    }
+}
