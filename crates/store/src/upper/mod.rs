@@ -15,6 +15,7 @@
 //! sits in the meta record.
 
 pub mod page;
+mod shortcuts;
 
 use alloy_primitives::map::HashMap;
 
@@ -23,6 +24,7 @@ use ubt_spec::key::Stem;
 use crate::format::Extent;
 use crate::prefix::Prefix;
 use crate::summary::{combine, combine_unhashed, Occupancy, Summary};
+use shortcuts::Shortcuts;
 
 /// Index of a node in the upper trie's arena.
 pub type NodeId = u32;
@@ -94,6 +96,8 @@ pub struct UpperTrie {
     /// group depth.
     pages: PageTable,
     group_depth: u8,
+    /// Where walks to a stem's bucket start ([`UpperTrie::locate`]).
+    shortcuts: Shortcuts,
 }
 
 impl UpperTrie {
@@ -107,10 +111,12 @@ impl UpperTrie {
     ) -> UpperTrie {
         nodes.shrink_to_fit();
         pages.shrink_to_fit();
+        let shortcuts = Shortcuts::build(&nodes);
         UpperTrie {
             nodes,
             pages,
             group_depth,
+            shortcuts,
         }
     }
 
@@ -128,6 +134,7 @@ impl UpperTrie {
     /// key, value and one control byte each).
     pub fn memory_bytes(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<UpperNode>()
+            + self.shortcuts.memory_bytes()
             + self.pages.capacity() * (std::mem::size_of::<(NodeId, PageState)>() + 1)
     }
 
@@ -152,9 +159,20 @@ impl UpperTrie {
         depth.is_multiple_of(usize::from(self.group_depth))
     }
 
-    /// The leaf (and its bucket) whose prefix covers `stem`.
+    /// The leaf (and its bucket) whose prefix covers `stem`. The walk
+    /// starts at the stem's shortcut, a few levels above the leaf.
     pub fn locate(&self, stem: &Stem) -> (NodeId, BucketId) {
-        let mut id = ROOT;
+        let found = self.locate_from(self.shortcuts.start(stem), stem);
+        debug_assert_eq!(
+            found,
+            self.locate_from(ROOT, stem),
+            "a shortcut started off the stem's path"
+        );
+        found
+    }
+
+    /// Walks down from `id`, an ancestor of `stem`'s leaf, to the leaf.
+    fn locate_from(&self, mut id: NodeId, stem: &Stem) -> (NodeId, BucketId) {
         loop {
             let node = &self.nodes[id as usize];
             match node.link {
@@ -234,6 +252,8 @@ impl UpperTrie {
                 self.push_leaf_placeholder(depth + 1),
                 self.push_leaf_placeholder(depth + 1),
             ];
+            self.shortcuts.note_node(children[0], &left);
+            self.shortcuts.note_node(children[1], &right);
             let is_page_root = self.is_page_root_depth(depth);
             let node = &mut self.nodes[id as usize];
             node.link = Link::Internal(children);
@@ -243,6 +263,9 @@ impl UpperTrie {
             }
             work.push((children[1], right, split..range.end));
             work.push((children[0], left, range.start..split));
+        }
+        if self.shortcuts.outgrown(self.nodes.len()) {
+            self.shortcuts = Shortcuts::build(&self.nodes);
         }
         leaves.sort_unstable();
         leaves.into_iter().map(|(_, id)| id).collect()
@@ -486,5 +509,91 @@ mod tests {
     #[test]
     fn an_arena_node_is_48_bytes() {
         assert_eq!(std::mem::size_of::<UpperNode>(), 48);
+    }
+
+    /// A random stem under `prefix`.
+    fn stem_under(prefix: &Prefix, rng: &mut ubt_spec::rng::SplitMix64) -> Stem {
+        let mut stem = Stem(rng.bytes32()[..31].try_into().unwrap());
+        for bit in 0..prefix.len() {
+            let (byte, mask) = (bit / 8, 0x80u8 >> (bit % 8));
+            stem.0[byte] = (stem.0[byte] & !mask) | (prefix.bytes()[byte] & mask);
+        }
+        debug_assert!(prefix.contains(&stem));
+        stem
+    }
+
+    /// Splits random leaves (into two or three pieces, as bucket splits
+    /// do) and checks after each round that every stem's walk starts on
+    /// its path, as deep as the index allows, and ends at its bucket;
+    /// the index is rebuilt as the trie outgrows it.
+    #[test]
+    fn shortcuts_start_walks_on_the_path_as_deep_as_they_index() {
+        let mut rng = ubt_spec::rng::SplitMix64(0x5407);
+        let root = UpperNode {
+            summary: Summary::EMPTY,
+            link: Link::Leaf(0),
+            depth: 0,
+            stale: false,
+        };
+        let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 4);
+        let mut leaves: Vec<(Prefix, NodeId, BucketId)> = vec![(Prefix::ROOT, ROOT, 0)];
+        let mut next_bucket: BucketId = 1;
+        let mut rebuilt_bits = vec![trie.shortcuts.bits()];
+        for round in 0..40 {
+            for _ in 0..50 * (round + 1) {
+                let at = rng.below(leaves.len() as u64) as usize;
+                let (prefix, leaf, _) = leaves[at];
+                if prefix.len() >= 60 {
+                    continue;
+                }
+                let (left, right) = (prefix.child(0).unwrap(), prefix.child(1).unwrap());
+                let parts: Vec<Prefix> = if rng.below(3) == 0 {
+                    vec![left.child(0).unwrap(), left.child(1).unwrap(), right]
+                } else {
+                    vec![left, right]
+                };
+                let pieces: Vec<(Prefix, BucketId, Summary)> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (*p, next_bucket + i as BucketId, Summary::EMPTY))
+                    .collect();
+                let ids = trie.replace_leaf(leaf, &prefix, &pieces);
+                leaves.swap_remove(at);
+                for ((p, bucket, _), id) in pieces.iter().zip(ids) {
+                    leaves.push((*p, id, *bucket));
+                }
+                next_bucket += parts.len() as BucketId;
+            }
+            if rebuilt_bits.last() != Some(&trie.shortcuts.bits()) {
+                rebuilt_bits.push(trie.shortcuts.bits());
+            }
+            for _ in 0..300 {
+                let (prefix, leaf, bucket) = leaves[rng.below(leaves.len() as u64) as usize];
+                let stem = stem_under(&prefix, &mut rng);
+                assert_eq!(trie.locate(&stem), (leaf, bucket), "round {round}");
+                let start = trie.shortcuts.start(&stem);
+                let start_depth = u32::from(trie.node(start).depth);
+                let bits = trie.shortcuts.bits();
+                assert_eq!(
+                    start_depth,
+                    bits.min(prefix.len() as u32),
+                    "round {round}: a walk to a leaf at depth {} starts at depth {start_depth} \
+                     of an index of {bits} bits",
+                    prefix.len()
+                );
+            }
+        }
+        // The index grew with the trie: at most half an entry per leaf,
+        // at least a quarter.
+        assert!(
+            rebuilt_bits.windows(2).all(|w| w[1] > w[0]),
+            "{rebuilt_bits:?}"
+        );
+        let entries = 1usize << trie.shortcuts.bits();
+        assert!(
+            entries * 2 <= leaves.len() && entries * 8 > leaves.len(),
+            "{entries} entries for {} leaves",
+            leaves.len()
+        );
     }
 }
