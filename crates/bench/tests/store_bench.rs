@@ -52,6 +52,43 @@ fn a_small_run_builds_reads_and_updates_the_streamed_pairs() {
     assert!(md.contains("In-memory reference"), "{md}");
 }
 
+/// With direct reads, the run reads through `O_DIRECT` (where the
+/// temporary directory allows it) and its report says so; with a small
+/// device probe, each cold miss is paired with a direct read of the data
+/// file, and the cold-read target is set against those.
+#[test]
+fn a_small_run_with_direct_reads_and_paired_device_reads() {
+    let dir = TempDir::new("store-direct");
+    let mut config = small_config(&dir);
+    config.direct_reads = true;
+    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
+        file_bytes: 8 << 20,
+        qd1_reads: 50,
+        qd32_reads: 200,
+        ..Default::default()
+    });
+    let report = run(&config, &mut |_| {}).unwrap();
+    let direct = report.device.as_ref().unwrap().direct_io;
+    assert_eq!(report.batch_read.backend.contains("O_DIRECT"), direct);
+    let cold = &report.cold_reads;
+    let target = report
+        .targets
+        .iter()
+        .find(|t| t.name == "cold point read p50")
+        .unwrap();
+    if direct && cold.misses > 0 {
+        assert!(cold.paired_device_p50_us.unwrap() > 0.0);
+        assert!(
+            target.measured.contains("paired reads"),
+            "{}",
+            target.measured
+        );
+    } else {
+        eprintln!("the temporary directory refuses O_DIRECT: no paired reads");
+        assert!(cold.paired_device_p50_us.is_none());
+    }
+}
+
 #[test]
 fn the_built_database_holds_exactly_the_pairs() {
     let dir = TempDir::new("store-pairs");

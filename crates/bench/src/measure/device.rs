@@ -67,6 +67,7 @@ const STREAM_QD1_WARMUP: u64 = 2;
 const STREAM_QD1: u64 = 3;
 const STREAM_QD32_WARMUP: u64 = 4;
 const STREAM_QD32: u64 = 5;
+const STREAM_PAIRED: u64 = 6;
 
 /// What [`probe`] measures and how much.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -630,6 +631,58 @@ impl Reader<'_> {
     }
 }
 
+/// The device's QD1 latency measured beside another measurement, read
+/// for read: random `O_DIRECT` 4 KiB reads of an existing file (a
+/// database's own data file), timed one at a time between the other
+/// measurement's operations. A probe taken minutes earlier on a virtual
+/// disk whose latency drifts by a third within a run says less about
+/// those operations than reads of the same file, on the same device, in
+/// the same seconds.
+pub struct PairedDeviceReads {
+    file: File,
+    path: PathBuf,
+    blocks: u64,
+    buf: AlignedBuf,
+    rng: SplitMix64,
+}
+
+impl PairedDeviceReads {
+    /// Opens `path` for direct reads; `None` if it holds less than a
+    /// block or its file system refuses `O_DIRECT` (the reads would then
+    /// measure the page cache, not the device).
+    pub fn open(path: &Path, seed: u64) -> Result<Option<PairedDeviceReads>, BenchError> {
+        let len = fs::metadata(path)
+            .map_err(|e| BenchError::io_at("stat", path, e))?
+            .len();
+        let blocks = len / READ_BLOCK_BYTES as u64;
+        if blocks == 0 {
+            return Ok(None);
+        }
+        let mut notes = Vec::new();
+        let (file, direct) = open_for_reads(path, true, &mut notes)?;
+        if !direct {
+            return Ok(None);
+        }
+        Ok(Some(PairedDeviceReads {
+            file,
+            path: path.to_path_buf(),
+            blocks,
+            buf: AlignedBuf::new(READ_BLOCK_BYTES),
+            rng: rng_stream(seed, STREAM_PAIRED),
+        }))
+    }
+
+    /// Reads one random block; returns its latency in microseconds.
+    pub fn time_one(&mut self) -> Result<f64, BenchError> {
+        let offset = random_offset(&mut self.rng, self.blocks);
+        let started = Instant::now();
+        self.file
+            .read_exact_at(self.buf.as_mut_slice(), offset)
+            .map_err(|e| read_error(&self.path, offset, e))?;
+        Ok(started.elapsed().as_secs_f64() * 1e6)
+    }
+}
+
 fn read_error(path: &Path, offset: u64, e: io::Error) -> BenchError {
     BenchError::io(
         format!(
@@ -668,5 +721,29 @@ mod tests {
             assert_eq!(slice.len(), len);
             assert_eq!(slice.as_ptr() as usize % READ_BLOCK_BYTES, 0);
         }
+    }
+
+    #[test]
+    fn paired_reads_read_whole_blocks_of_the_file_or_decline() {
+        let dir = std::env::temp_dir().join(format!("ubt-paired-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let small = dir.join("small");
+        fs::write(&small, [7u8; 4000]).unwrap();
+        assert!(PairedDeviceReads::open(&small, 1).unwrap().is_none());
+        let file = dir.join("file");
+        fs::write(&file, vec![1u8; 16 * READ_BLOCK_BYTES + 100]).unwrap();
+        match PairedDeviceReads::open(&file, 1).unwrap() {
+            Some(mut reads) => {
+                assert_eq!(reads.blocks, 16);
+                for _ in 0..50 {
+                    let micros = reads.time_one().unwrap();
+                    assert!(micros.is_finite() && micros > 0.0);
+                    assert_eq!(reads.buf.as_mut_slice(), &[1u8; READ_BLOCK_BYTES][..]);
+                }
+            }
+            None => eprintln!("skipping: the temporary directory refuses O_DIRECT"),
+        }
+        assert!(PairedDeviceReads::open(&dir.join("missing"), 1).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
