@@ -2,6 +2,7 @@ package ubt_test
 
 import (
 	"bytes"
+	"syscall"
 	"testing"
 
 	ubt "github.com/ubt/bindings/go"
@@ -181,5 +182,65 @@ func TestProofsVerify(t *testing.T) {
 	}
 	if _, _, err := ubt.VerifyProof(proof, root, keys); err != nil {
 		t.Fatalf("a reader's proof: %v", err)
+	}
+}
+
+// Direct reads (O_DIRECT) read back what was written, across a reopen
+// with a cache far smaller than the data, and Stats says they are in
+// effect: on a file system that allows them (anything but tmpfs here),
+// and never when they were not asked for.
+func TestDirectReads(t *testing.T) {
+	db, dir := open(t, &ubt.Options{DirectReads: true})
+	var writes []ubt.Write
+	for i := uint64(1); i <= 3000; i++ {
+		writes = append(writes, ubt.Write{Key: key(i), Value: word(i * 3)})
+	}
+	root, err := db.Apply(writes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	const tmpfsMagic = 0x01021994
+	wantDirect := fs.Type != tmpfsMagic
+	for _, direct := range []bool{true, false} {
+		again, err := ubt.Open(dir, &ubt.Options{NoCreate: true, DirectReads: direct, MemoryBudget: 256 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := again.Root(); err != nil || got != root {
+			t.Fatalf("direct %v: Root() = %v, %v; want %v", direct, got, err, root)
+		}
+		keys := make([][32]byte, 0, 3000)
+		for i := uint64(1); i <= 3000; i++ {
+			keys = append(keys, key(i))
+		}
+		values, found, err := again.GetMany(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range keys {
+			if !found[i] || values[i] != word(uint64(i+1)*3) {
+				t.Fatalf("direct %v: key %d = %x (found %v)", direct, i+1, values[i], found[i])
+			}
+		}
+		stats, err := again.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.DirectReads != (direct && wantDirect) {
+			t.Fatalf("asked for direct reads %v on file system 0x%x: Stats().DirectReads = %v", direct, fs.Type, stats.DirectReads)
+		}
+		if err := again.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -71,6 +71,9 @@ type Stats struct {
 	MetaSlotDamaged bool
 	// Whether the revert window's record failed its checks at open.
 	RevertWindowDamaged bool
+	// Whether data-file reads bypass the page cache (Options.DirectReads,
+	// where the file system allows it).
+	DirectReads bool
 	// How batched reads are issued ("io_uring", "pread-pool", "sequential").
 	ReadBackend string
 }
@@ -113,6 +116,7 @@ func (db *DB) Stats() (Stats, error) {
 		Poisoned:            c.poisoned != 0,
 		MetaSlotDamaged:     c.meta_slot_damaged != 0,
 		RevertWindowDamaged: c.revert_window_damaged != 0,
+		DirectReads:         c.direct_reads != 0,
 		ReadBackend:         C.GoString(&c.read_backend[0]),
 	}, nil
 }

@@ -526,6 +526,11 @@ typedef struct UbtStats {
      */
     uint8_t revert_window_damaged;
     /**
+     * 1 when data-file reads bypass the page cache (`direct_reads` was
+     * asked for and the file system allows it).
+     */
+    uint8_t direct_reads;
+    /**
      * How batched reads are issued (`"io_uring"`, `"pread-pool"`,
      * `"sequential"`), NUL-terminated.
      */

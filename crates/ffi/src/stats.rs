@@ -79,6 +79,9 @@ pub struct UbtStats {
     pub meta_slot_damaged: u8,
     /// 1 when the revert window read at open was damaged and dropped.
     pub revert_window_damaged: u8,
+    /// 1 when data-file reads bypass the page cache (`direct_reads` was
+    /// asked for and the file system allows it).
+    pub direct_reads: u8,
     /// How batched reads are issued (`"io_uring"`, `"pread-pool"`,
     /// `"sequential"`), NUL-terminated.
     pub read_backend: [c_char; UBT_READ_BACKEND_NAME_BYTES],
@@ -130,6 +133,7 @@ impl From<&Stats> for UbtStats {
             poisoned: u8::from(stats.poisoned.is_some()),
             meta_slot_damaged: u8::from(stats.meta_slot_damaged),
             revert_window_damaged: u8::from(stats.revert_window_damaged.is_some()),
+            direct_reads: u8::from(stats.direct_reads),
             read_backend: backend_name(&stats.read_backend),
         }
     }
