@@ -72,7 +72,7 @@ impl Window {
     /// after a short read that ended the file before the request's end
     /// (a direct read can only continue at an aligned position).
     pub(super) fn can_continue(&self, filled: usize) -> bool {
-        filled >= self.needed() || filled % DIRECT_ALIGN == 0
+        filled >= self.needed() || filled.is_multiple_of(DIRECT_ALIGN)
     }
 }
 

@@ -527,6 +527,7 @@ mod tests {
     /// its path, as deep as the index allows, and ends at its bucket;
     /// the index is rebuilt as the trie outgrows it.
     #[test]
+    #[allow(clippy::cast_possible_truncation)] // test sizes
     fn shortcuts_start_walks_on_the_path_as_deep_as_they_index() {
         let mut rng = ubt_spec::rng::SplitMix64(0x5407);
         let root = UpperNode {
