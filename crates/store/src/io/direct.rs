@@ -17,7 +17,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 
 /// Alignment of offsets, lengths and buffers of direct reads, in bytes.
 pub(crate) const DIRECT_ALIGN: usize = 4096;
@@ -115,36 +115,16 @@ pub(super) fn eof() -> io::Error {
 }
 
 /// Reads `len` bytes at `offset` through `direct` (opened `O_DIRECT`).
-///
-/// The window is read into the aligned part of a buffer that is never
-/// zeroed (the device fills it), then the requested bytes are moved to its
-/// front: one allocation and one 4 KiB move per block, no second buffer.
-#[allow(unsafe_code)]
 pub(super) fn read_exact(direct: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     if len == 0 {
         return Ok(Vec::new());
     }
     let window = Window::of(offset, len)?;
-    let mut bytes: Vec<u8> = Vec::with_capacity(window.span + DIRECT_ALIGN);
-    let at = bytes.as_ptr().align_offset(DIRECT_ALIGN);
-    debug_assert!(at < DIRECT_ALIGN);
+    let mut buf = AlignedBuf::zeroed(window.span);
     let mut filled = 0usize;
     while filled < window.needed() {
-        let position = window.start + filled as u64;
-        let position = libc::off_t::try_from(position).map_err(|_| eof())?;
-        // SAFETY: `at + window.span <= capacity`, so the `span - filled`
-        // bytes from `at + filled` lie inside the allocation; `pread`
-        // writes at most that many bytes there and reads nothing from it.
-        // The bytes are only exposed (`set_len`) once written.
-        let read = unsafe {
-            libc::pread(
-                direct.as_raw_fd(),
-                bytes.as_mut_ptr().add(at + filled).cast(),
-                window.span - filled,
-                position,
-            )
-        };
-        match usize::try_from(read) {
+        let region = buf.region_mut();
+        match direct.read_at(&mut region[filled..], window.start + filled as u64) {
             Ok(0) => return Err(eof()),
             Ok(read) => {
                 filled += read;
@@ -152,26 +132,11 @@ pub(super) fn read_exact(direct: &File, offset: u64, len: usize) -> io::Result<V
                     return Err(eof());
                 }
             }
-            Err(_) => {
-                let error = io::Error::last_os_error();
-                if error.kind() != io::ErrorKind::Interrupted {
-                    return Err(error);
-                }
-            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
         }
     }
-    // SAFETY: the `at` bytes of alignment padding are zeroed here and the
-    // `filled` bytes after them were written by `pread` (`filled <=
-    // span`, inside the capacity), so the first `at + filled` bytes are
-    // initialized.
-    unsafe {
-        std::ptr::write_bytes(bytes.as_mut_ptr(), 0, at);
-        bytes.set_len(at + filled);
-    }
-    let start = at + window.skip;
-    bytes.copy_within(start..start + len, 0);
-    bytes.truncate(len);
-    Ok(bytes)
+    Ok(buf.take(&window))
 }
 
 #[cfg(test)]
