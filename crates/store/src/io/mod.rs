@@ -94,6 +94,13 @@ pub trait StoreFile: Send + Sync + Debug {
     /// Fills `buf` from `offset`.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
 
+    /// `len` bytes at `offset`, in a buffer of the file's own (a direct
+    /// read hands over the buffer it read into, without a second copy).
+    fn read_owned(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(&mut buf, offset).map(|()| buf)
+    }
+
     /// Writes all of `buf` at `offset`, growing the file if needed.
     fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
 

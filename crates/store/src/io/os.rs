@@ -597,6 +597,10 @@ impl StoreFile for OsFile {
         }
     }
 
+    fn read_owned(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        self.reader().read_exact(offset, len)
+    }
+
     fn enable_direct_reads(&self) -> io::Result<bool> {
         if self.direct.get().is_some() {
             return Ok(true);
@@ -650,7 +654,7 @@ impl StoreFile for OsFile {
     ) {
         if let [request] = requests {
             // One read gains nothing from another thread or a ring.
-            done(0, self.reader().read_exact(request.offset, request.len));
+            done(0, self.read_owned(request.offset, request.len));
             return;
         }
         if requests.is_empty() {

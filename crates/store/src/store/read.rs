@@ -119,10 +119,10 @@ impl Store {
     /// Reads one bucket's extent and caches it if its checksum matches;
     /// says whether it did.
     fn read_extent(&self, bucket: BucketId, at: &Extent) -> Result<(Arc<[u8]>, Checksum)> {
-        let mut bytes = vec![0u8; at.byte_len()];
-        self.tree
+        let bytes = self
+            .tree
             .data
-            .read_exact_at(&mut bytes, at.offset)
+            .read_owned(at.offset, at.byte_len())
             .map_err(StoreError::io("reading a bucket"))?;
         Counters::add(&self.counters.bucket_reads, 1);
         Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
