@@ -165,19 +165,45 @@ fn open_path(path: &std::path::Path, options: &Options) -> Store {
     Store::open_path(path, options.clone()).unwrap_or_else(|e| panic!("open failed: {e}"))
 }
 
+/// A test's store reading directly, in a fresh directory removed at the
+/// end: its generator (seeded from `UBT_SEED` or `seed`), directory,
+/// options and the open store.
+struct Case {
+    rng: SplitMix64,
+    path: std::path::PathBuf,
+    _cleanup: Cleanup,
+    opts: Options,
+    store: Store,
+}
+
+fn new_case(name: &str, seed: u64, group_depth: u8) -> Case {
+    let seed = seed_from_env(seed);
+    eprintln!("{name}: seed {seed}");
+    let path = temp_path(name);
+    let opts = direct_options(group_depth);
+    let store = open_path(&path, &opts);
+    if !store.stats().direct_reads {
+        skip_note(name);
+    }
+    Case {
+        rng: SplitMix64(seed),
+        _cleanup: Cleanup(path.clone()),
+        path,
+        opts,
+        store,
+    }
+}
+
 #[test]
 fn a_store_reading_directly_agrees_with_the_reference() {
-    let seed = seed_from_env(0xd12ec7);
-    eprintln!("seed {seed}");
-    let mut rng = SplitMix64(seed);
-    let path = temp_path("direct-store");
-    let _cleanup = Cleanup(path.clone());
-    let opts = direct_options(4);
-    let mut store = open_path(&path, &opts);
+    let Case {
+        mut rng,
+        path,
+        _cleanup,
+        opts,
+        mut store,
+    } = new_case("direct-store", 0xd12ec7, 4);
     let direct = store.stats().direct_reads;
-    if !direct {
-        skip_note("a_store_reading_directly_agrees_with_the_reference");
-    }
     let mut reference = ReferenceTree::new();
     let mut known = Vec::new();
     for block in 0..40 {
@@ -213,13 +239,13 @@ fn a_store_reading_directly_agrees_with_the_reference() {
 
 #[test]
 fn damaged_bytes_read_directly_are_corruption_never_values() {
-    let seed = seed_from_env(0xf11b);
-    eprintln!("seed {seed}");
-    let mut rng = SplitMix64(seed);
-    let path = temp_path("direct-flips");
-    let _cleanup = Cleanup(path.clone());
-    let opts = direct_options(6);
-    let mut store = open_path(&path, &opts);
+    let Case {
+        mut rng,
+        path,
+        _cleanup,
+        opts,
+        mut store,
+    } = new_case("direct-flips", 0xf11b, 6);
     let mut reference = ReferenceTree::new();
     let mut known = Vec::new();
     for _ in 0..4 {
@@ -229,9 +255,6 @@ fn damaged_bytes_read_directly_are_corruption_never_values() {
         store.commit().unwrap();
     }
     store.checkpoint().unwrap();
-    if !store.stats().direct_reads {
-        skip_note("damaged_bytes_read_directly_are_corruption_never_values");
-    }
     drop(store);
 
     let data = path.join(DATA_FILE);

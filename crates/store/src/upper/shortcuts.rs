@@ -18,7 +18,7 @@
 //! Cost: 4 bytes per entry, at most half an entry per bucket (about 0.05
 //! bytes per stored value).
 
-use ubt_spec::key::Stem;
+use ubt_spec::key::{Stem, STEM_BYTES};
 
 use super::{Link, NodeId, UpperNode, ROOT};
 use crate::prefix::Prefix;
@@ -79,13 +79,7 @@ impl Shortcuts {
     /// Where the walk for `stem` starts: an ancestor of its leaf (or the
     /// leaf itself).
     pub(super) fn start(&self, stem: &Stem) -> NodeId {
-        let top = u32::from_be_bytes([stem.0[0], stem.0[1], stem.0[2], stem.0[3]]);
-        let index = if self.bits == 0 {
-            0
-        } else {
-            top >> (32 - self.bits)
-        };
-        self.start[index as usize]
+        self.start[top_bits(&stem.0, self.bits)]
     }
 
     /// Records a node created at `prefix`: if it is no deeper than the
@@ -96,10 +90,7 @@ impl Shortcuts {
         if depth > self.bits {
             return;
         }
-        let bytes = prefix.bytes();
-        let top = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let path = if depth == 0 { 0 } else { top >> (32 - depth) };
-        self.fill(path as usize, depth, id);
+        self.fill(top_bits(prefix.bytes(), depth), depth, id);
     }
 
     /// Whether the trie, now `node_count` nodes, has grown enough that a
@@ -118,4 +109,12 @@ impl Shortcuts {
     pub(super) fn memory_bytes(&self) -> usize {
         self.start.capacity() * std::mem::size_of::<NodeId>()
     }
+}
+
+/// The first `bits` (at most 32) bits of `bytes`, as an integer.
+fn top_bits(bytes: &[u8; STEM_BYTES], bits: u32) -> usize {
+    debug_assert!(bits <= 32);
+    let top = u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let value = if bits == 0 { 0 } else { top >> (32 - bits) };
+    value as usize
 }
