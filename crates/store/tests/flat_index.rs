@@ -216,3 +216,133 @@ fn an_unsorted_flat_build_is_refused() {
         .unwrap_err();
     assert!(matches!(error, StoreError::UnsortedInput { .. }), "{error}");
 }
+
+/// A contract at `contract` with slots `0..slots` set to `slot + 1`: one
+/// stem per 256 consecutive main-storage slots, each filling leaves of
+/// the index by itself. Merged with `state`'s records and entries.
+fn with_sequential(state: State, contract: Address, slots: u64) -> State {
+    let (mut entries, mut records) = state;
+    for i in 0..slots {
+        let key = storage_slot_key(&contract, &U256::from(i));
+        let value = B256::from(U256::from(i + 1));
+        records.push((contract, key, value));
+        entries.push((key, value));
+    }
+    records.sort_by_key(|r| (r.0, r.1));
+    entries.sort();
+    (entries, records)
+}
+
+fn slot_keys(contract: Address, slots: std::ops::Range<u64>) -> Vec<(Address, B256)> {
+    slots
+        .map(|i| (contract, storage_slot_key(&contract, &U256::from(i))))
+        .collect()
+}
+
+#[test]
+fn consecutive_slots_are_read_from_their_buckets_so_writing_them_reads_nothing_more() {
+    let (token, contract) = (Address::repeat_byte(0x77), Address::repeat_byte(0x5e));
+    let (entries, records) = with_sequential(state(token, 5_000, 300), contract, 4_096);
+    let (_dir, mut store) = flat_store(&entries, &records);
+    store.clear_cache();
+    // Slots 1024..1792: three whole stems.
+    let keys = slot_keys(contract, 1024..1792);
+    let got = store.get_owned(&keys).unwrap();
+    for (i, value) in (1024u64..).zip(&got) {
+        assert_eq!(*value, Some(B256::from(U256::from(i + 1))), "slot {i}");
+    }
+    // The buckets those reads brought are the ones the writes need.
+    let before = store.io_counters();
+    let writes: Vec<(Address, B256, B256)> = keys
+        .iter()
+        .map(|(owner, key)| (*owner, *key, B256::repeat_byte(9)))
+        .collect();
+    store.apply_owned(&writes).unwrap();
+    let after = store.io_counters();
+    assert_eq!(
+        after.bucket_reads, before.bucket_reads,
+        "the block read its buckets again"
+    );
+    // A token's scattered slots still come from one leaf.
+    store.clear_cache();
+    let (owner, key, value) = records.iter().find(|r| r.0 == token).unwrap();
+    let before = store.io_counters();
+    assert_eq!(
+        store.get_owned(&[(*owner, *key)]).unwrap(),
+        vec![Some(*value)]
+    );
+    let after = store.io_counters();
+    assert_eq!(after.bucket_reads - before.bucket_reads, 1);
+    assert!(after.bytes_read - before.bytes_read <= 4096);
+}
+
+#[test]
+fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_and_reopens() {
+    let seed = seed_from_env(0xd5e);
+    println!("seed {seed}");
+    let (token, contract) = (Address::repeat_byte(0x77), Address::repeat_byte(0x5e));
+    let (entries, records) = with_sequential(state(token, 3_000, 200), contract, 2_048);
+    let (dir, mut store) = flat_store(&entries, &records);
+    let mut rng = SplitMix64(seed);
+    let token_keys: Vec<B256> = records
+        .iter()
+        .filter(|r| r.0 == token)
+        .map(|r| r.1)
+        .collect();
+    // Every key a round may touch: the contract's slots (the preset ones
+    // and fresh ones past them, which make new dense stems) and the
+    // token's.
+    let mut probes: Vec<(Address, B256)> = slot_keys(contract, 0..3_072);
+    probes.extend(token_keys.iter().map(|k| (token, *k)));
+    let check = |store: &Store, round: usize| {
+        let tree_keys: Vec<B256> = probes.iter().map(|(_, k)| *k).collect();
+        let expected = store.get_many(&tree_keys).unwrap();
+        assert_eq!(store.get_owned(&probes).unwrap(), expected, "round {round}");
+    };
+    let mut roots = vec![store.root()];
+    for round in 0..12 {
+        let start = rng.below(2_800);
+        let mut writes: Vec<(Address, B256, B256)> = slot_keys(contract, start..start + 256)
+            .into_iter()
+            .map(|(o, k)| (o, k, B256::from(rng.bytes32())))
+            .collect();
+        for _ in 0..64 {
+            let key = token_keys[rng.below(token_keys.len() as u64) as usize];
+            writes.push((token, key, B256::from(rng.bytes32())));
+        }
+        let snapshot = store.snapshot(&store.root()).unwrap();
+        let before: Vec<Option<B256>> = store.get_owned(&probes).unwrap();
+        let root = store.apply_owned(&writes).unwrap();
+        roots.push(root);
+        // The snapshot taken before the block still reads the old values,
+        // through both routes.
+        assert_eq!(
+            store.get_owned_at(&probes, &snapshot).unwrap(),
+            before,
+            "round {round}"
+        );
+        check(&store, round);
+        match round % 4 {
+            1 => store.commit().map(|_| ()).unwrap(),
+            2 => store.checkpoint().unwrap(),
+            3 => {
+                // Revert the newest block, then apply it again.
+                let previous = roots[roots.len() - 2];
+                store.revert(&previous).unwrap();
+                check(&store, round);
+                assert_eq!(store.apply_owned(&writes).unwrap(), root);
+            }
+            _ => {}
+        }
+        check(&store, round);
+    }
+    store.commit().unwrap();
+    store.checkpoint().unwrap();
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    drop(store);
+    let store = Store::open(dir, Options::default()).unwrap();
+    check(&store, 99);
+    store.clear_cache();
+    check(&store, 100);
+}

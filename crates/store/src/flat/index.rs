@@ -5,7 +5,7 @@
 //! leaf: one binary search in the resident directory and one block read
 //! at most.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use alloy_primitives::B256;
@@ -59,6 +59,17 @@ pub struct FlatIndex {
     changes: Changes,
     /// Misses per account, for the readahead window.
     readahead: Readahead,
+}
+
+/// Where a key's value at the tip is ([`FlatIndex::locate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Located {
+    /// Changed since the last checkpoint: this value (`None`: removed).
+    Changed(Option<B256>),
+    /// In the leaf at this position of the directory, if anywhere.
+    Leaf(usize),
+    /// Nowhere: the index holds nothing.
+    Nowhere,
 }
 
 /// The changes held in memory: key to the tip's value (`None`: removed).
@@ -125,35 +136,68 @@ impl FlatIndex {
         std::mem::take(&mut self.changes)
     }
 
+    /// Where `key`'s value at the tip is: in the changes, or in the leaf
+    /// at a position of the directory (or nowhere: an empty index).
+    pub fn locate(&self, key: &FlatKey) -> Located {
+        if let Some(change) = self.changes.get(key) {
+            Located::Changed(*change)
+        } else if let Some(position) = self.directory.leaf_for(key) {
+            Located::Leaf(position)
+        } else {
+            Located::Nowhere
+        }
+    }
+
     /// The values of `keys` at the tip; every leaf needed is read in one
     /// batch, once, with the account's adjacent leaves its readahead
-    /// window gives ([`super::readahead`]).
+    /// window gives ([`super::readahead`]). (The store locates keys
+    /// itself, to route some to the tree: [`super::route`].)
+    #[cfg(any(test, feature = "testing"))]
     pub fn get_many(&self, keys: &[FlatKey], io: &dyn FlatIo) -> Result<Vec<Option<B256>>> {
+        let located: Vec<Located> = keys.iter().map(|key| self.locate(key)).collect();
+        self.read_located(keys, &located, io)
+    }
+
+    /// [`FlatIndex::get_many`] of keys already located
+    /// ([`FlatIndex::locate`], one each, in order).
+    pub fn read_located(
+        &self,
+        keys: &[FlatKey],
+        located: &[Located],
+        io: &dyn FlatIo,
+    ) -> Result<Vec<Option<B256>>> {
+        debug_assert_eq!(keys.len(), located.len(), "one location per key");
         let mut out = vec![None; keys.len()];
-        let mut wanted: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (index, key) in keys.iter().enumerate() {
-            if let Some(change) = self.changes.get(key) {
-                out[index] = *change;
-            } else if let Some(position) = self.directory.leaf_for(key) {
-                wanted.entry(position).or_default().push(index);
+        // (leaf position, key index) of every key not changed in memory.
+        let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(keys.len());
+        for (index, at) in located.iter().enumerate() {
+            match *at {
+                Located::Changed(value) => out[index] = value,
+                Located::Leaf(position) => wanted.push((position, index)),
+                Located::Nowhere => {}
             }
         }
+        if wanted.is_empty() {
+            return Ok(out);
+        }
+        wanted.sort_unstable();
         let leaves = self.directory.leaves();
-        let mut positions: BTreeSet<usize> = wanted.keys().copied().collect();
-        for (&position, indices) in &wanted {
+        let mut positions: Vec<usize> = Vec::with_capacity(wanted.len());
+        for group in wanted.chunk_by(|a, b| a.0 == b.0) {
+            let (position, index) = group[0];
             if io.cached(&leaves[position].extent) {
-                continue;
+                positions.push(position);
+            } else {
+                positions.extend(self.readahead_run(position, &keys[index].owner()));
             }
-            positions.extend(self.readahead_run(position, &keys[indices[0]].owner()));
         }
-        let positions: Vec<usize> = positions.into_iter().collect();
+        positions.sort_unstable();
+        positions.dedup();
         let extents: Vec<Extent> = positions.iter().map(|&p| leaves[p].extent).collect();
         let blobs = io.read(&extents)?;
-        for (position, indices) in &wanted {
-            let at = positions.binary_search(position).unwrap_or_default();
-            for &index in indices {
-                out[index] = leaf::lookup(&blobs[at], &keys[index], &LeafAt(&extents[at]))?;
-            }
+        for &(position, index) in &wanted {
+            let at = positions.binary_search(&position).unwrap_or_default();
+            out[index] = leaf::lookup(&blobs[at], &keys[index], &LeafAt(&extents[at]))?;
         }
         Ok(out)
     }

@@ -207,27 +207,58 @@ pub fn decode(bytes: &[u8], location: Location<'_>) -> Result<Vec<Record>> {
 /// The value of `key` in checksummed leaf `bytes` (read from an extent
 /// whose checksum matched, or from the cache), without allocating. Bytes
 /// that do not parse are an error, never a panic.
+///
+/// The scan is on every cached account read, so it decodes nothing it
+/// passes: a record of another key costs a compare of the tree key's
+/// first word (random bytes: it decides almost always) and a skip by the
+/// value's length; only the matching record's value is decoded (and
+/// checked canonical).
 pub fn lookup(bytes: &[u8], key: &FlatKey, location: Location<'_>) -> Result<Option<B256>> {
-    let mut reader = Reader::new(bytes);
     let short = || corrupt(location, "truncated leaf");
-    let _ = reader.take(6).ok_or_else(short)?;
-    let groups = reader.u16().ok_or_else(short)?;
+    let groups = bytes
+        .get(6..HEADER_BYTES)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .ok_or_else(short)?;
     let (owner, tree_key) = key.as_bytes().split_at(OWNER_BYTES);
+    let first_word =
+        |k: &[u8]| u64::from_be_bytes([k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7]]);
+    let wanted = first_word(tree_key);
+    // Where the record at `at` ends (bounds and length checked).
+    let record_end = |at: usize| -> Result<usize> {
+        match bytes.get(at + 32) {
+            Some(&len) if len <= 32 => Ok(at + 33 + usize::from(len)),
+            Some(len) => Err(corrupt(location, format!("value of {len} bytes"))),
+            None => Err(short()),
+        }
+    };
+    let mut at = HEADER_BYTES;
     for _ in 0..groups {
-        let this_owner = reader.take(OWNER_BYTES).ok_or_else(short)?;
-        let count = reader.u16().ok_or_else(short)?;
-        if this_owner > owner {
-            return Ok(None);
-        }
-        let mine = this_owner == owner;
-        for _ in 0..count {
-            let (this_key, value) = record(&mut reader, location)?;
-            if mine && this_key >= tree_key {
-                return Ok((this_key == tree_key).then_some(value));
+        let group = bytes.get(at..at + GROUP_HEADER_BYTES).ok_or_else(short)?;
+        let (this_owner, count) = group.split_at(OWNER_BYTES);
+        let count = u16::from_le_bytes([count[0], count[1]]);
+        at += GROUP_HEADER_BYTES;
+        match this_owner.cmp(owner) {
+            std::cmp::Ordering::Greater => return Ok(None),
+            std::cmp::Ordering::Less => {
+                for _ in 0..count {
+                    at = record_end(at)?;
+                }
             }
-        }
-        if mine {
-            return Ok(None);
+            std::cmp::Ordering::Equal => {
+                for _ in 0..count {
+                    let this_key = bytes.get(at..at + 32).ok_or_else(short)?;
+                    let word = first_word(this_key);
+                    if word > wanted || (word == wanted && this_key >= tree_key) {
+                        if this_key != tree_key {
+                            return Ok(None);
+                        }
+                        let mut reader = Reader::new(bytes.get(at..).ok_or_else(short)?);
+                        return record(&mut reader, location).map(|(_, value)| Some(value));
+                    }
+                    at = record_end(at)?;
+                }
+                return Ok(None);
+            }
         }
     }
     Ok(None)

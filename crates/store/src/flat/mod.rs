@@ -18,6 +18,8 @@
 //! * [`index`]: [`FlatIndex`](index::FlatIndex), the index at the tip with
 //!   the changes since the last checkpoint.
 //! * [`readahead`]: how many of an account's adjacent leaves a miss reads.
+//! * [`route`]: which reads the tree's buckets serve better (an account's
+//!   stems that fill a leaf by themselves).
 
 pub mod digest;
 pub mod directory;
@@ -26,6 +28,7 @@ pub mod key;
 pub mod leaf;
 pub mod node;
 pub mod readahead;
+pub mod route;
 
 #[cfg(test)]
 mod tests;

@@ -130,6 +130,50 @@ fn leaves_round_trip_and_look_up() {
     }
 }
 
+#[test]
+fn lookups_find_keys_that_share_a_stem_or_a_first_word() {
+    // Consecutive slots share 31 bytes of their tree key; other keys share
+    // only the first word. Every present key is found, every absent one
+    // between them is not, in every owner's group of a leaf.
+    let mut rng = SplitMix64::new(11);
+    let mut records: BTreeMap<FlatKey, B256> = BTreeMap::new();
+    let mut absent = Vec::new();
+    for who in 0..3u64 {
+        let stem = random_b256(&mut rng);
+        for sub_index in 0..=255u8 {
+            let mut tree_key = stem;
+            tree_key[31] = sub_index;
+            // Every third sub-index and every word twin at an odd one absent.
+            let mut twin = tree_key;
+            twin[8 + usize::from(sub_index % 20)] ^= 0x40;
+            if sub_index % 3 == 0 {
+                absent.push(FlatKey::new(&owner(who), &tree_key));
+            } else {
+                records.insert(FlatKey::new(&owner(who), &tree_key), random_value(&mut rng));
+            }
+            if sub_index % 2 == 0 {
+                records.insert(FlatKey::new(&owner(who), &twin), random_value(&mut rng));
+            } else {
+                absent.push(FlatKey::new(&owner(who), &twin));
+            }
+        }
+    }
+    let all: Vec<Record> = records.iter().map(|(k, v)| (*k, *v)).collect();
+    for piece in leaf::pack(all, LEAF_BYTES_MAX) {
+        let bytes = leaf::encode(&piece);
+        for (key, value) in &piece {
+            assert_eq!(
+                leaf::lookup(&bytes, key, &"t").unwrap(),
+                Some(*value),
+                "{key:?}"
+            );
+        }
+        for key in &absent {
+            assert_eq!(leaf::lookup(&bytes, key, &"t").unwrap(), None, "{key:?}");
+        }
+    }
+}
+
 /// Sets the checksum of `bytes` (after a mutation) so the decoder's other
 /// checks are reached.
 fn reseal(bytes: &mut [u8]) {

@@ -24,9 +24,10 @@ use crate::alloc::BlockAllocator;
 use crate::cache::{BucketCache, CacheKey};
 use crate::error::{Result, StoreError, Structure};
 use crate::flat::directory::Directory;
-use crate::flat::index::{FlatIndex, FlatIo};
+use crate::flat::index::{FlatIndex, FlatIo, Located};
 use crate::flat::key::FlatKey;
 use crate::flat::leaf;
+use crate::flat::route;
 use crate::format::{blocks_for, checksum, Extent};
 use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
@@ -192,18 +193,65 @@ impl Store {
     /// (`(owner, key)`, the key derived from the owner's address), at the
     /// tip: from the flat index when the database keeps one (every leaf
     /// needed read once, all in one batch; one account's values share
-    /// leaves), else from the buckets ([`Store::get_many`]).
+    /// leaves), else from the buckets ([`Store::get_many`]). Keys of a
+    /// stem that fills a leaf by itself are read from their buckets even
+    /// with an index (ARCHITECTURE.md, "Read locality").
     pub fn get_owned(&self, keys: &[(Address, B256)]) -> Result<Vec<Option<B256>>> {
         self.check_readable()?;
         let Some(flat) = &self.tree.flat else {
             let tree_keys: Vec<B256> = keys.iter().map(|(_, key)| *key).collect();
             return self.get_many(&tree_keys);
         };
-        let flat_keys: Vec<FlatKey> = keys
+        let leaves = flat.directory().leaves();
+        if let [(owner, key)] = keys {
+            // One value, as the EVM asks: no lists to split and merge.
+            let flat_key = FlatKey::new(owner, key);
+            let at = flat.locate(&flat_key);
+            return match at {
+                Located::Leaf(position) if route::stem_is_dense(leaves, position, &flat_key) => {
+                    self.get_many(&[*key])
+                }
+                _ => flat.read_located(&[flat_key], &[at], &self.flat_reader(true)),
+            };
+        }
+        // Dense stems from their buckets, the rest from the index; both
+        // hold the tip's values.
+        let mut to_tree: Vec<bool> = Vec::with_capacity(keys.len());
+        let mut tree_keys: Vec<B256> = Vec::new();
+        let mut indexed: Vec<FlatKey> = Vec::with_capacity(keys.len());
+        let mut located: Vec<Located> = Vec::with_capacity(keys.len());
+        for (owner, key) in keys {
+            let flat_key = FlatKey::new(owner, key);
+            let at = flat.locate(&flat_key);
+            let tree = matches!(at, Located::Leaf(position)
+                if route::stem_is_dense(leaves, position, &flat_key));
+            to_tree.push(tree);
+            if tree {
+                tree_keys.push(*key);
+            } else {
+                indexed.push(flat_key);
+                located.push(at);
+            }
+        }
+        let reader = self.flat_reader(true);
+        if tree_keys.is_empty() {
+            return flat.read_located(&indexed, &located, &reader);
+        }
+        if indexed.is_empty() {
+            return self.get_many(&tree_keys);
+        }
+        let mut from_tree = self.get_many(&tree_keys)?.into_iter();
+        let mut from_index = flat.read_located(&indexed, &located, &reader)?.into_iter();
+        Ok(to_tree
             .iter()
-            .map(|(owner, key)| FlatKey::new(owner, key))
-            .collect();
-        flat.get_many(&flat_keys, &self.flat_reader(true))
+            .map(|&tree| {
+                if tree {
+                    from_tree.next().flatten()
+                } else {
+                    from_index.next().flatten()
+                }
+            })
+            .collect())
     }
 
     /// Records applied ops in the flat index, each under its key's owner

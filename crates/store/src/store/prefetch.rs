@@ -187,7 +187,9 @@ impl Store {
     /// Hints that the values at tree keys `keys` of the account at `owner`
     /// will be read soon: on a database with a flat index, the leaves
     /// holding them that are not cached are read in the background as one
-    /// batch (otherwise their buckets, as [`Store::prefetch`]). Returns
+    /// batch (otherwise their buckets, as [`Store::prefetch`]; also the
+    /// buckets of keys whose stem fills a leaf by itself, which reads take
+    /// from the tree: ARCHITECTURE.md, "Read locality"). Returns
     /// how many reads were started. Never blocks on I/O.
     pub fn prefetch_owned(&self, owner: &alloy_primitives::Address, keys: &[B256]) -> usize {
         let Some(flat) = &self.tree.flat else {
@@ -197,6 +199,7 @@ impl Store {
         let mut batch: Batch = Vec::new();
         let mut queued: alloy_primitives::map::HashSet<_> =
             alloy_primitives::map::HashSet::default();
+        let mut dense: Vec<B256> = Vec::new();
         let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
             let flat_key = FlatKey::new(owner, key);
@@ -206,6 +209,11 @@ impl Store {
             let Some(position) = flat.directory().leaf_for(&flat_key) else {
                 continue;
             };
+            if crate::flat::route::stem_is_dense(leaves, position, &flat_key) {
+                // Read from its bucket, as `get_owned` will.
+                dense.push(*key);
+                continue;
+            }
             let at = leaves[position].extent;
             let cache_key = CacheKey::FlatLeaf(at.offset);
             if queued.contains(&position)
@@ -227,6 +235,11 @@ impl Store {
             }
         }
         drop(inflight);
-        self.tree.prefetcher.send(batch)
+        let started = self.tree.prefetcher.send(batch);
+        if dense.is_empty() {
+            started
+        } else {
+            started + self.prefetch(&dense)
+        }
     }
 }
