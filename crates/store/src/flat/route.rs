@@ -13,11 +13,13 @@
 //! So a read goes to the tree when its stem fills at least one leaf of the
 //! index by itself: when [`DENSE_STEM_FENCES`] or more leaves start inside
 //! the stem (the record range `owner || stem || 00..ff`). The resident
-//! fences decide it, with two binary searches and no I/O. A stem of a few
-//! values, or one that merely straddles a leaf boundary, stays with the
-//! index.
+//! fences decide it, beside the leaf the lookup finds anyway: no I/O and
+//! no second search. A stem of a few values, or one that merely straddles
+//! a leaf boundary, stays with the index. Keys changed since the last
+//! checkpoint are answered from the index's changes.
 
 use super::directory::Fence;
+use super::index::{FlatIndex, Located};
 use super::key::{FlatKey, FLAT_KEY_BYTES};
 
 /// Leaves that must start inside a stem for its reads to go to the tree:
@@ -60,6 +62,28 @@ pub fn stem_is_dense(leaves: &[Fence], position: usize, key: &FlatKey) -> bool {
     let dense = inside >= DENSE_STEM_FENCES;
     debug_assert_eq!(dense, fences_in_stem(leaves, key) >= DENSE_STEM_FENCES);
     dense
+}
+
+/// Which structure serves a read of a key at the tip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// The tree's bucket: the key's stem fills a leaf by itself.
+    Tree,
+    /// The index, where the key is located.
+    Index(Located),
+}
+
+impl FlatIndex {
+    /// Where a read of `key` goes: to the index's changes or leaf, or to
+    /// the tree when the key is unchanged and its stem is dense.
+    pub fn route(&self, key: &FlatKey) -> Route {
+        match self.locate(key) {
+            Located::Leaf(position) if stem_is_dense(self.directory().leaves(), position, key) => {
+                Route::Tree
+            }
+            located => Route::Index(located),
+        }
+    }
 }
 
 #[cfg(test)]

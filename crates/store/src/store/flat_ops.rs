@@ -27,7 +27,7 @@ use crate::flat::directory::Directory;
 use crate::flat::index::{FlatIndex, FlatIo, Located};
 use crate::flat::key::FlatKey;
 use crate::flat::leaf;
-use crate::flat::route;
+use crate::flat::route::Route;
 use crate::format::{blocks_for, checksum, Extent};
 use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
@@ -202,16 +202,12 @@ impl Store {
             let tree_keys: Vec<B256> = keys.iter().map(|(_, key)| *key).collect();
             return self.get_many(&tree_keys);
         };
-        let leaves = flat.directory().leaves();
         if let [(owner, key)] = keys {
             // One value, as the EVM asks: no lists to split and merge.
             let flat_key = FlatKey::new(owner, key);
-            let at = flat.locate(&flat_key);
-            return match at {
-                Located::Leaf(position) if route::stem_is_dense(leaves, position, &flat_key) => {
-                    self.get_many(&[*key])
-                }
-                _ => flat.read_located(&[flat_key], &[at], &self.flat_reader(true)),
+            return match flat.route(&flat_key) {
+                Route::Tree => self.get_many(&[*key]),
+                Route::Index(at) => flat.read_located(&[flat_key], &[at], &self.flat_reader(true)),
             };
         }
         // Dense stems from their buckets, the rest from the index; both
@@ -222,15 +218,14 @@ impl Store {
         let mut located: Vec<Located> = Vec::with_capacity(keys.len());
         for (owner, key) in keys {
             let flat_key = FlatKey::new(owner, key);
-            let at = flat.locate(&flat_key);
-            let tree = matches!(at, Located::Leaf(position)
-                if route::stem_is_dense(leaves, position, &flat_key));
-            to_tree.push(tree);
-            if tree {
-                tree_keys.push(*key);
-            } else {
-                indexed.push(flat_key);
-                located.push(at);
+            let route = flat.route(&flat_key);
+            to_tree.push(route == Route::Tree);
+            match route {
+                Route::Tree => tree_keys.push(*key),
+                Route::Index(at) => {
+                    indexed.push(flat_key);
+                    located.push(at);
+                }
             }
         }
         let reader = self.flat_reader(true);

@@ -14,7 +14,9 @@ use ubt_spec::key::Stem;
 
 use super::{Counters, Store};
 use crate::cache::{BucketCache, CacheKey};
+use crate::flat::index::Located;
 use crate::flat::key::FlatKey;
+use crate::flat::route::Route;
 use crate::format::Extent;
 use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
@@ -202,18 +204,16 @@ impl Store {
         let mut dense: Vec<B256> = Vec::new();
         let inflight = self.tree.prefetcher.inflight.lock();
         for key in keys {
-            let flat_key = FlatKey::new(owner, key);
-            if flat.changes().contains_key(&flat_key) {
-                continue;
-            }
-            let Some(position) = flat.directory().leaf_for(&flat_key) else {
-                continue;
+            let position = match flat.route(&FlatKey::new(owner, key)) {
+                Route::Index(Located::Leaf(position)) => position,
+                Route::Tree => {
+                    // Read from its bucket, as `get_owned` will.
+                    dense.push(*key);
+                    continue;
+                }
+                // Changed in memory, or an empty index: nothing to read.
+                Route::Index(_) => continue,
             };
-            if crate::flat::route::stem_is_dense(leaves, position, &flat_key) {
-                // Read from its bucket, as `get_owned` will.
-                dense.push(*key);
-                continue;
-            }
             let at = leaves[position].extent;
             let cache_key = CacheKey::FlatLeaf(at.offset);
             if queued.contains(&position)
