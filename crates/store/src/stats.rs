@@ -87,10 +87,17 @@ pub struct Stats {
     pub flat_leaves: u64,
     /// Flat-index directory nodes.
     pub flat_nodes: u64,
-    /// Flat-index changes held in memory since the last checkpoint.
+    /// Flat-index changes held in memory since the last checkpoint, key
+    /// by key.
     pub flat_changes: u64,
+    /// Stems that fill a flat-index leaf by themselves: their reads go to
+    /// the tree's buckets, and their writes are held as the stem alone.
+    pub flat_dense_stems: u64,
+    /// Stems written as a whole since the last checkpoint (one entry each,
+    /// however many values were written; the tree holds their values).
+    pub flat_stem_changes: u64,
     /// Resident bytes of the flat index's directory (one fence per leaf,
-    /// plus the nodes above).
+    /// plus the nodes above and the set of dense stems).
     pub flat_directory_bytes: u64,
 }
 

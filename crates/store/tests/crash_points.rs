@@ -353,6 +353,12 @@ fn clean_run(script: &Script) -> SimDir {
     let (clean, dir) = sim_dir();
     let (progress, error) = run(script, &dir);
     assert!(error.is_none(), "clean run: {error:?}");
+    if script.opts.flat_index {
+        assert!(
+            progress.stems_written_max > 0,
+            "the flat workload never wrote a dense stem as a whole"
+        );
+    }
     let records = script.states.len() - 1;
     assert_eq!(progress.acked, records, "clean run: records acknowledged");
     assert_eq!(

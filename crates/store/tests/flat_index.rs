@@ -56,10 +56,19 @@ fn flat_store(
     entries: &[(B256, B256)],
     records: &[(Address, B256, B256)],
 ) -> (Arc<dyn StoreDir>, Store) {
+    flat_store_within(entries, records, 64 << 20)
+}
+
+/// [`flat_store`] with a memory budget.
+fn flat_store_within(
+    entries: &[(B256, B256)],
+    records: &[(Address, B256, B256)],
+    memory_budget_bytes: usize,
+) -> (Arc<dyn StoreDir>, Store) {
     let (_, dir) = sim_dir();
     let options = Options {
         flat_index: true,
-        ..options(4, 64 << 20)
+        ..options(4, memory_budget_bytes)
     };
     let (mut store, _) = Store::build(Arc::clone(&dir), options, entries.iter().copied()).unwrap();
     let report = store
@@ -277,12 +286,59 @@ fn consecutive_slots_are_read_from_their_buckets_so_writing_them_reads_nothing_m
 }
 
 #[test]
-fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_and_reopens() {
+fn writes_to_a_dense_stem_are_held_as_the_stem_and_the_checkpoint_copies_it_from_the_tree() {
+    let (token, contract) = (Address::repeat_byte(0x77), Address::repeat_byte(0x5e));
+    let (entries, records) = with_sequential(state(token, 2_000, 100), contract, 2_048);
+    let (dir, mut store) = flat_store(&entries, &records);
+    let dense = store.stats().flat_dense_stems;
+    assert!(dense >= 7, "the contract's full stems fill leaves: {dense}");
+    // Three whole stems rewritten, and slots past the preset ones (a new
+    // stem, not yet in the index), and a few of the token's holders.
+    let mut writes: Vec<(Address, B256, B256)> = slot_keys(contract, 512..1_280)
+        .into_iter()
+        .chain(slot_keys(contract, 2_048..2_100))
+        .map(|(owner, key)| (owner, key, B256::repeat_byte(0xab)))
+        .collect();
+    let holders: Vec<&(Address, B256, B256)> =
+        records.iter().filter(|r| r.0 == token).take(5).collect();
+    writes.extend(holders.iter().map(|r| (r.0, r.1, B256::repeat_byte(0xcd))));
+    store.apply_owned(&writes).unwrap();
+    let stats = store.stats();
+    assert_eq!(stats.flat_stem_changes, 3, "one entry per dense stem");
+    assert_eq!(stats.flat_changes, 52 + 5, "a change per key elsewhere");
+    let probes: Vec<(Address, B256)> = writes.iter().map(|(o, k, _)| (*o, *k)).collect();
+    let expected: Vec<Option<B256>> = writes.iter().map(|w| Some(w.2)).collect();
+    assert_eq!(store.get_owned(&probes).unwrap(), expected);
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    // The checkpoint writes those stems' values into the leaves: with
+    // nothing left in memory, verify compares the leaves with the tree.
+    store.checkpoint().unwrap();
+    let stats = store.stats();
+    assert_eq!((stats.flat_stem_changes, stats.flat_changes), (0, 0));
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    drop(store);
+    let store = Store::open(dir, Options::default()).unwrap();
+    store.clear_cache();
+    assert_eq!(store.get_owned(&probes).unwrap(), expected);
+    let report = store.verify().unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
+
+/// Rounds of writes over a sequential contract's stems (preset and new
+/// ones) and a token's holders, with snapshots, commits, checkpoints,
+/// reverts and reopens: reads through both routes agree with the tree and
+/// `verify` finds the index equal to the tree after every round. With a
+/// small memory budget and `persist_older`, every persist checkpoints
+/// while the newest blocks stay in memory, so stems written as a whole
+/// outlive checkpoints whose fences moved.
+fn dense_stem_rounds(memory_budget_bytes: usize, persist_older: bool) {
     let seed = seed_from_env(0xd5e);
     println!("seed {seed}");
     let (token, contract) = (Address::repeat_byte(0x77), Address::repeat_byte(0x5e));
     let (entries, records) = with_sequential(state(token, 3_000, 200), contract, 2_048);
-    let (dir, mut store) = flat_store(&entries, &records);
+    let (dir, mut store) = flat_store_within(&entries, &records, memory_budget_bytes);
     let mut rng = SplitMix64(seed);
     let token_keys: Vec<B256> = records
         .iter()
@@ -298,8 +354,11 @@ fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_a
         let tree_keys: Vec<B256> = probes.iter().map(|(_, k)| *k).collect();
         let expected = store.get_many(&tree_keys).unwrap();
         assert_eq!(store.get_owned(&probes).unwrap(), expected, "round {round}");
+        let report = store.verify().unwrap();
+        assert!(report.is_ok(), "round {round}: {:?}", report.problems);
     };
     let mut roots = vec![store.root()];
+    let mut stems_written_max = 0;
     for round in 0..12 {
         let start = rng.below(2_800);
         let mut writes: Vec<(Address, B256, B256)> = slot_keys(contract, start..start + 256)
@@ -314,6 +373,7 @@ fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_a
         let before: Vec<Option<B256>> = store.get_owned(&probes).unwrap();
         let root = store.apply_owned(&writes).unwrap();
         roots.push(root);
+        stems_written_max = stems_written_max.max(store.stats().flat_stem_changes);
         // The snapshot taken before the block still reads the old values,
         // through both routes.
         assert_eq!(
@@ -322,9 +382,14 @@ fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_a
             "round {round}"
         );
         check(&store, round);
+        if persist_older && roots.len() >= 3 {
+            // The block before this one: this one stays in memory.
+            store.persist(&roots[roots.len() - 2]).unwrap();
+            check(&store, round);
+        }
         match round % 4 {
             1 => store.commit().map(|_| ()).unwrap(),
-            2 => store.checkpoint().unwrap(),
+            2 if !persist_older => store.checkpoint().unwrap(),
             3 => {
                 // Revert the newest block, then apply it again.
                 let previous = roots[roots.len() - 2];
@@ -336,13 +401,23 @@ fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_a
         }
         check(&store, round);
     }
+    assert!(stems_written_max > 0, "no stem was written as a whole");
     store.commit().unwrap();
     store.checkpoint().unwrap();
-    let report = store.verify().unwrap();
-    assert!(report.is_ok(), "{:?}", report.problems);
+    check(&store, 98);
     drop(store);
     let store = Store::open(dir, Options::default()).unwrap();
     check(&store, 99);
     store.clear_cache();
     check(&store, 100);
+}
+
+#[test]
+fn reads_of_dense_stems_agree_with_the_tree_through_layers_reverts_checkpoints_and_reopens() {
+    dense_stem_rounds(64 << 20, false);
+}
+
+#[test]
+fn dense_stems_written_as_a_whole_survive_checkpoints_that_keep_newer_blocks_in_memory() {
+    dense_stem_rounds(256 << 10, true);
 }

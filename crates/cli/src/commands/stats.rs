@@ -62,6 +62,8 @@ fn rows(s: &Stats) -> Vec<(&'static str, String)> {
         ("flat leaves", n(s.flat_leaves)),
         ("flat nodes", n(s.flat_nodes)),
         ("flat changes", n(s.flat_changes)),
+        ("flat dense stems", n(s.flat_dense_stems)),
+        ("flat stem changes", n(s.flat_stem_changes)),
         ("flat directory bytes", n(s.flat_directory_bytes)),
         ("read backend", s.read_backend.clone()),
         (

@@ -1,19 +1,27 @@
 //! [`FlatIndex`]: the flat index at the tip. Changes since the last
-//! checkpoint are held in memory (sorted); the checkpoint merges them into
-//! the leaves they fall in, copy-on-write, and rewrites the directory
-//! nodes above those leaves. A read looks at the changes, then at one
-//! leaf: one binary search in the resident directory and one block read
-//! at most.
+//! checkpoint are held in memory; the checkpoint merges them into the
+//! leaves they fall in, copy-on-write, and rewrites the directory nodes
+//! above those leaves. A read looks at the changes, then at one leaf: one
+//! binary search in the resident directory and one block read at most.
+//!
+//! Writes to a stem that fills a leaf by itself (a dense stem,
+//! [`super::route`]) are held as the stem alone, one entry per stem
+//! however many of its values a block writes: the tree holds those
+//! values at the tip and serves their reads, and the checkpoint copies
+//! the stem from the tree. Invariant: no key of such a written stem has a
+//! change of its own.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use alloy_primitives::map::HashSet;
 use alloy_primitives::B256;
 
 use super::directory::{Directory, Fence, FlatRoot};
 use super::key::FlatKey;
 use super::leaf::{self, Record, LEAF_BYTES_MAX};
 use super::readahead::{self, Readahead};
+use super::route::dense_stems;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
 
@@ -57,6 +65,12 @@ pub struct FlatIndex {
     /// (`None`: removed). A hash map: every write inserts here, and a
     /// checkpoint, which needs them in order, sorts them once.
     changes: Changes,
+    /// Stems (named by [`FlatKey::stem`]) written as a whole since the
+    /// last checkpoint: their values at the tip are the tree's.
+    stem_changes: HashSet<FlatKey>,
+    /// The stems that fill a leaf by themselves, derived from the fences
+    /// ([`dense_stems`]) whenever they change.
+    dense_stems: HashSet<FlatKey>,
     /// Misses per account, for the readahead window.
     readahead: Readahead,
 }
@@ -88,11 +102,19 @@ impl FlatIndex {
     /// An index over a loaded directory holding `stored_records` records.
     pub fn new(directory: Directory, stored_records: u64) -> FlatIndex {
         FlatIndex {
+            dense_stems: dense_stems(directory.leaves()),
             directory,
             stored_records,
             changes: Changes::default(),
+            stem_changes: HashSet::default(),
             readahead: Readahead::default(),
         }
+    }
+
+    /// Replaces the directory, and the dense stems derived from it.
+    fn set_directory(&mut self, directory: Directory) {
+        self.dense_stems = dense_stems(directory.leaves());
+        self.directory = directory;
     }
 
     /// The directory.
@@ -110,9 +132,44 @@ impl FlatIndex {
         self.stored_records
     }
 
-    /// Changes held in memory.
+    /// Changes held in memory, key by key (the stems written as a whole
+    /// are [`FlatIndex::stem_changes`]).
     pub fn changes(&self) -> &Changes {
         &self.changes
+    }
+
+    /// Stems written as a whole since the last checkpoint, each named by
+    /// [`FlatKey::stem`]: the tree holds their values at the tip.
+    pub fn stem_changes(&self) -> &HashSet<FlatKey> {
+        &self.stem_changes
+    }
+
+    /// Whether anything changed since the last checkpoint.
+    pub fn has_changes(&self) -> bool {
+        !self.changes.is_empty() || !self.stem_changes.is_empty()
+    }
+
+    /// Whether reads of `key` go to the tree: its stem fills a leaf by
+    /// itself, or was written as a whole since the last checkpoint.
+    #[inline]
+    pub fn reads_stem_from_tree(&self, key: &FlatKey) -> bool {
+        if self.dense_stems.is_empty() && self.stem_changes.is_empty() {
+            return false;
+        }
+        let stem = key.stem();
+        self.stem_changes.contains(&stem) || self.dense_stems.contains(&stem)
+    }
+
+    /// The stems that fill a leaf by themselves (each named by
+    /// [`FlatKey::stem`]).
+    pub fn dense_stems(&self) -> &HashSet<FlatKey> {
+        &self.dense_stems
+    }
+
+    /// Resident bytes of the dense-stem set (an estimate per slot: the
+    /// 52-byte key, padding and the table's control byte).
+    pub fn dense_stems_bytes(&self) -> usize {
+        self.dense_stems.capacity() * 64
     }
 
     /// The changes held in memory, in key order.
@@ -121,19 +178,48 @@ impl FlatIndex {
     }
 
     /// Memory held by the changes (an estimate: the entry, 85 bytes, and
-    /// the table's spare room and control bytes).
+    /// the table's spare room and control bytes; 64 bytes per written
+    /// stem).
     pub fn changes_bytes(&self) -> usize {
-        self.changes.capacity() * 96
+        self.changes.capacity() * 96 + self.stem_changes.capacity() * 64
     }
 
-    /// Records a change at the tip (`None`: the key is removed).
+    /// Records a change of one key at the tip (`None`: the key is
+    /// removed), whatever its stem. The store records writes through
+    /// [`FlatIndex::record`].
+    #[cfg(any(test, feature = "testing"))]
     pub fn set(&mut self, key: FlatKey, value: Option<B256>) {
         self.changes.insert(key, value);
+    }
+
+    /// Records a write at the tip (`None`: the key is removed). A write
+    /// to a dense stem, or to a stem already written as a whole, records
+    /// the stem (the tree holds the value; any change of the stem's keys
+    /// held so far is dropped, the tree holding the newer values) and
+    /// returns it, so a caller writing the stem's next keys can skip them;
+    /// any other write sets the key's change.
+    pub fn record(&mut self, key: FlatKey, value: Option<B256>) -> Option<FlatKey> {
+        if !self.reads_stem_from_tree(&key) {
+            self.changes.insert(key, value);
+            return None;
+        }
+        let stem = key.stem();
+        if self.stem_changes.insert(stem) && !self.changes.is_empty() {
+            for sub_index in 0..=u8::MAX {
+                self.changes.remove(&stem.with_sub_index(sub_index));
+            }
+        }
+        Some(stem)
     }
 
     /// Forgets the changes (a reload replays them).
     pub fn take_changes(&mut self) -> Changes {
         std::mem::take(&mut self.changes)
+    }
+
+    /// Forgets the stems written as a whole.
+    pub fn take_stem_changes(&mut self) -> HashSet<FlatKey> {
+        std::mem::take(&mut self.stem_changes)
     }
 
     /// Where `key`'s value at the tip is: in the changes, or in the leaf
@@ -273,18 +359,23 @@ impl FlatIndex {
         };
         report.released.extend(next.rebuild(&mut write)?);
         // Nothing changes until every write succeeded.
-        self.directory = next;
+        self.set_directory(next);
         report.nodes_written = nodes_written;
         self.stored_records = records;
         Ok(report)
     }
 
     /// The checkpoint that wrote the directory is durable: its marks are
-    /// cleared, and the changes are replaced by `kept` (what the tip holds
-    /// beyond the persisted state).
-    pub fn settled(&mut self, kept: Changes) {
+    /// cleared, and the changes are replaced by `kept` and `kept_stems`
+    /// (what the tip holds beyond the persisted state).
+    pub fn settled(&mut self, kept: Changes, kept_stems: HashSet<FlatKey>) {
         self.directory.settle();
+        debug_assert!(
+            kept.keys().all(|key| !kept_stems.contains(&key.stem())),
+            "a change kept inside a stem written as a whole"
+        );
         self.changes = kept;
+        self.stem_changes = kept_stems;
     }
 
     /// Builds an index from `records`, strictly ascending by key, packing
@@ -329,7 +420,7 @@ impl FlatIndex {
         let (mut directory, _) = index.directory.with_leaves_replaced(&[(0, fences)]);
         directory.rebuild(&mut |bytes| io.write(bytes))?;
         directory.settle();
-        index.directory = directory;
+        index.set_directory(directory);
         Ok(index)
     }
 }

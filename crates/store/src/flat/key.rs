@@ -111,6 +111,28 @@ impl FlatKey {
     pub fn tree_key(&self) -> B256 {
         B256::from_slice(&self.0[20..])
     }
+
+    /// The key that names this key's stem under its owner: the same
+    /// bytes with the sub-index (the last byte) zero.
+    #[inline]
+    pub fn stem(&self) -> FlatKey {
+        self.with_sub_index(0)
+    }
+
+    /// The key of the value at `sub_index` of this key's stem.
+    #[inline]
+    pub fn with_sub_index(&self, sub_index: u8) -> FlatKey {
+        let mut bytes = self.0;
+        bytes[FLAT_KEY_BYTES - 1] = sub_index;
+        FlatKey(bytes)
+    }
+
+    /// Whether `other` lies in this key's stem (same owner, same 31-byte
+    /// stem; any sub-index).
+    #[inline]
+    pub fn same_stem(&self, other: &FlatKey) -> bool {
+        self.0[..FLAT_KEY_BYTES - 1] == other.0[..FLAT_KEY_BYTES - 1]
+    }
 }
 
 impl std::fmt::Debug for FlatKey {

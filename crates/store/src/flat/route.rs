@@ -13,10 +13,21 @@
 //! So a read goes to the tree when its stem fills at least one leaf of the
 //! index by itself: when [`DENSE_STEM_FENCES`] or more leaves start inside
 //! the stem (the record range `owner || stem || 00..ff`). The resident
-//! fences decide it, beside the leaf the lookup finds anyway: no I/O and
-//! no second search. A stem of a few values, or one that merely straddles
-//! a leaf boundary, stays with the index. Keys changed since the last
-//! checkpoint are answered from the index's changes.
+//! fences decide it; the index keeps the set of such stems, derived from
+//! the fences whenever they change ([`dense_stems`]), so a read asks one
+//! hash probe of a small set before any search. A stem of a few values,
+//! or one that merely straddles a leaf boundary, stays with the index.
+//!
+//! Writes to a dense stem are recorded as the stem alone, not one change
+//! per value ([`FlatIndex::record`]): until the next checkpoint the tree
+//! holds that stem's values at the tip, reads of it go to the tree, and
+//! the checkpoint copies the whole stem from the tree into the leaves.
+//! Such a written stem keeps its reads on the tree even if the
+//! checkpoint's new fences no longer make it dense, until a checkpoint
+//! has written its values. Keys changed since the last checkpoint in other
+//! stems are answered from the index's changes.
+
+use alloy_primitives::map::HashSet;
 
 use super::directory::Fence;
 use super::index::{FlatIndex, Located};
@@ -44,24 +55,17 @@ pub fn fences_in_stem(leaves: &[Fence], key: &FlatKey) -> usize {
     end - start
 }
 
-/// Whether a read of `key`, which [`Directory::leaf_for`] places in the
-/// leaf at `position`, is served better by the tree's bucket than by the
-/// index: its stem fills a leaf by itself. No search: the starts inside
-/// the stem are consecutive fences, and the stem holds two or more of
-/// them exactly when two of the four around `position` (the one before
-/// it to the two after) lie inside it.
-///
-/// [`Directory::leaf_for`]: super::directory::Directory::leaf_for
-pub fn stem_is_dense(leaves: &[Fence], position: usize, key: &FlatKey) -> bool {
-    let (low, high) = stem_range(key);
-    let near = position.saturating_sub(1)..(position + 3).min(leaves.len());
-    let inside = leaves[near]
-        .iter()
-        .filter(|f| f.key >= low && f.key <= high)
-        .count();
-    let dense = inside >= DENSE_STEM_FENCES;
-    debug_assert_eq!(dense, fences_in_stem(leaves, key) >= DENSE_STEM_FENCES);
-    dense
+/// The stems (named by [`FlatKey::stem`]) in which
+/// [`DENSE_STEM_FENCES`] or more of `leaves` (sorted fences) start: two
+/// starts inside one stem are two consecutive fences that share the stem.
+pub fn dense_stems(leaves: &[Fence]) -> HashSet<FlatKey> {
+    let mut stems = HashSet::default();
+    for pair in leaves.windows(DENSE_STEM_FENCES) {
+        if pair[0].key.same_stem(&pair[DENSE_STEM_FENCES - 1].key) {
+            stems.insert(pair[0].key.stem());
+        }
+    }
+    stems
 }
 
 /// Which structure serves a read of a key at the tip.
@@ -74,15 +78,19 @@ pub enum Route {
 }
 
 impl FlatIndex {
-    /// Where a read of `key` goes: to the index's changes or leaf, or to
-    /// the tree when the key is unchanged and its stem is dense.
+    /// Where a read of `key` goes: to the tree when its stem is dense or
+    /// was written as a whole since the last checkpoint, else to the
+    /// index's changes or leaf.
     pub fn route(&self, key: &FlatKey) -> Route {
-        match self.locate(key) {
-            Located::Leaf(position) if stem_is_dense(self.directory().leaves(), position, key) => {
-                Route::Tree
-            }
-            located => Route::Index(located),
+        if self.reads_stem_from_tree(key) {
+            return Route::Tree;
         }
+        let located = self.locate(key);
+        debug_assert!(
+            fences_in_stem(self.directory().leaves(), key) < DENSE_STEM_FENCES,
+            "a dense stem missing from the dense set"
+        );
+        Route::Index(located)
     }
 }
 
@@ -118,10 +126,9 @@ mod tests {
         let key = |owner, stem, sub| fence(owner, stem, sub).key;
         assert_eq!(fences_in_stem(&leaves, &key(1, 7, 0)), 3);
         assert_eq!(fences_in_stem(&leaves, &key(1, 7, 255)), 3);
-        let dense = |key: &FlatKey| {
-            let position = leaves.partition_point(|f| f.key <= *key).saturating_sub(1);
-            stem_is_dense(&leaves, position, key)
-        };
+        let stems = dense_stems(&leaves);
+        assert_eq!(stems.len(), 1);
+        let dense = |key: &FlatKey| stems.contains(&key.stem());
         assert!(dense(&key(1, 7, 42)));
         assert!(dense(&key(1, 7, 0)) && dense(&key(1, 7, 255)));
         // One start inside: a stem across a boundary, not a full leaf.

@@ -336,7 +336,7 @@ fn index_matches_a_sorted_map_through_checkpoints_and_reloads() {
                 let changes = index.sorted_changes();
                 let written = index.write(&changes, &mut io).unwrap();
                 io.release(&written.released);
-                index.settled(Default::default());
+                index.settled(Default::default(), Default::default());
                 stored.clone_from(&tip);
                 check_leaves(&index, &io, &stored);
                 if rng.next_u64().is_multiple_of(2) {
@@ -369,7 +369,7 @@ fn a_small_change_rewrites_one_leaf_and_its_path() {
     assert_eq!(written.nodes_written, height, "one node per level");
     assert_eq!(written.released.len(), 1 + height);
     io.release(&written.released);
-    index.settled(Default::default());
+    index.settled(Default::default(), Default::default());
     let reads = io.reads.get();
     assert_eq!(
         index.get_many(std::slice::from_ref(key), &io).unwrap(),

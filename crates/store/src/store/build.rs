@@ -324,7 +324,7 @@ impl Store {
             .tree
             .flat
             .as_ref()
-            .is_none_or(|f| f.stored_records() == 0 && f.changes().is_empty()));
+            .is_none_or(|f| f.stored_records() == 0 && !f.has_changes()));
         store.tree.flat = None;
         let data = Arc::clone(&store.tree.data);
         let group_depth = store.tree.trie.group_depth();

@@ -29,6 +29,7 @@ use rayon::prelude::*;
 use super::{Counters, Store};
 use crate::bucket::codec;
 use crate::error::{Result, StoreError};
+use crate::flat::index::FlatIndex;
 use crate::format::{blocks_for, Extent, BLOCK_BYTES};
 use crate::io::StoreFile;
 use crate::meta::Meta;
@@ -141,7 +142,7 @@ impl Store {
         self.check_writable()?;
         let changed = self.tree.buckets.iter().any(|b| b.dirty.is_some())
             || !self.durable.wal.is_empty()
-            || self.flat_changes_bytes() > 0;
+            || self.tree.flat.as_ref().is_some_and(FlatIndex::has_changes);
         if !changed {
             return Ok(());
         }

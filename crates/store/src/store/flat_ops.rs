@@ -4,10 +4,11 @@
 //! the bulk build, and the loading at open.
 //!
 //! The index follows the tip like the buckets do: every applied write
-//! with an owner sets its record in the index's changes (reverts and
-//! replays included); a checkpoint writes the persisted state's records
-//! (the tip's, with unpersisted layers undone) into the leaves,
-//! copy-on-write, and keeps the unpersisted ones in memory.
+//! with an owner sets its record in the index's changes, or marks its
+//! stem when the stem fills a leaf (reverts and replays included); a
+//! checkpoint writes the persisted state's records (the tip's, the marked
+//! stems' copied from the tree, with unpersisted layers undone) into the
+//! leaves, copy-on-write, and keeps the unpersisted ones in memory.
 
 use std::collections::BTreeMap;
 
@@ -250,11 +251,14 @@ impl Store {
     }
 
     /// Records applied ops in the flat index, each under its key's owner
-    /// (nothing when the database keeps no flat index).
+    /// (nothing when the database keeps no flat index): a change per key,
+    /// or one mark per dense stem ([`FlatIndex::record`]).
     pub(super) fn record_flat(&mut self, ops: &[(B256, Option<B256>)], owners: &B256Map<Address>) {
         let Some(flat) = &mut self.tree.flat else {
             return;
         };
+        // The stem the previous write marked: consecutive slots share it.
+        let mut marked: Option<FlatKey> = None;
         for (key, value) in ops {
             let owner = owners.get(key);
             debug_assert!(
@@ -262,9 +266,26 @@ impl Store {
                 "a write without its owner on a flat-indexed store"
             );
             if let Some(owner) = owner {
-                flat.set(FlatKey::new(owner, key), *value);
+                let flat_key = FlatKey::new(owner, key);
+                if marked.is_some_and(|stem| stem.same_stem(&flat_key)) {
+                    continue;
+                }
+                marked = flat.record(flat_key, *value);
             }
         }
+    }
+
+    /// The tip's value of every key of `stems` (each named by
+    /// [`FlatKey::stem`]), 256 per stem, `None` where the tree holds none:
+    /// what the flat index holds for stems written as a whole.
+    pub(super) fn stem_values(&self, stems: &[FlatKey]) -> Result<Vec<(FlatKey, Option<B256>)>> {
+        let keys: Vec<FlatKey> = stems
+            .iter()
+            .flat_map(|stem| (0..=u8::MAX).map(|sub_index| stem.with_sub_index(sub_index)))
+            .collect();
+        let tree_keys: Vec<B256> = keys.iter().map(FlatKey::tree_key).collect();
+        let values = self.get_many(&tree_keys)?;
+        Ok(keys.into_iter().zip(values).collect())
     }
 
     /// Each op's owner, parallel to the layer's ops (empty without a flat
@@ -298,10 +319,18 @@ impl Store {
     /// into the leaves and the directory through `writer`. The changes
     /// stay in memory until [`Store::settle_flat`].
     pub(super) fn write_flat(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
+        let stems: Vec<FlatKey> = match &self.tree.flat {
+            Some(flat) => flat.stem_changes().iter().copied().collect(),
+            None => return Ok(()),
+        };
+        // The marked stems' values at the tip, from the tree: they replace
+        // everything the leaves hold in those stems.
+        let stem_values = self.stem_values(&stems)?;
         let Some(mut flat) = self.tree.flat.take() else {
             return Ok(());
         };
         let mut persisted: BTreeMap<FlatKey, Option<B256>> = flat.sorted_changes();
+        persisted.extend(stem_values);
         persisted.extend(self.flat_unpersisted());
         let mut io = FlatWriter {
             reader: FlatReader {
@@ -326,13 +355,19 @@ impl Store {
     /// unpersisted layers changed.
     pub(super) fn settle_flat(&mut self) {
         let unpersisted: HashSet<FlatKey> = self.flat_unpersisted().into_keys().collect();
+        let unpersisted_stems: HashSet<FlatKey> = unpersisted.iter().map(FlatKey::stem).collect();
         if let Some(flat) = &mut self.tree.flat {
             let kept = flat
                 .take_changes()
                 .into_iter()
                 .filter(|(key, _)| unpersisted.contains(key))
                 .collect();
-            flat.settled(kept);
+            let kept_stems = flat
+                .take_stem_changes()
+                .into_iter()
+                .filter(|stem| unpersisted_stems.contains(stem))
+                .collect();
+            flat.settled(kept, kept_stems);
         }
     }
 
@@ -363,7 +398,7 @@ impl Store {
             .tree
             .flat
             .as_ref()
-            .is_some_and(|f| f.stored_records() > 0 || !f.changes().is_empty());
+            .is_some_and(|f| f.stored_records() > 0 || f.has_changes());
         if indexed || !self.history.layers().is_empty() {
             return Err(StoreError::InvalidOptions(
                 "a flat index is built once, right after the database is built".into(),

@@ -283,7 +283,11 @@ impl Store {
             flat_leaves: flat.map_or(0, |f| f.directory().leaves().len() as u64),
             flat_nodes: flat.map_or(0, |f| f.directory().node_count() as u64),
             flat_changes: flat.map_or(0, |f| f.changes().len() as u64),
-            flat_directory_bytes: flat.map_or(0, |f| f.directory().memory_bytes() as u64),
+            flat_dense_stems: flat.map_or(0, |f| f.dense_stems().len() as u64),
+            flat_stem_changes: flat.map_or(0, |f| f.stem_changes().len() as u64),
+            flat_directory_bytes: flat.map_or(0, |f| {
+                (f.directory().memory_bytes() + f.dense_stems_bytes()) as u64
+            }),
         }
     }
 

@@ -1,12 +1,14 @@
 //! Verification of the flat index: every leaf's checksum and encoding,
 //! every fence against its leaf, the order of all keys, the directory
 //! re-read from disk against the resident one, the record count, and the
-//! values: the index at the tip (leaves plus the changes in memory) must
-//! hold exactly the tree's entries, compared by count and by an
+//! values: the index at the tip (leaves plus the changes in memory, with
+//! the stems written as a whole taken from the tree, as reads take them)
+//! must hold exactly the tree's entries, compared by count and by an
 //! order-independent digest ([`crate::flat::digest`]).
 
 use std::collections::BTreeMap;
 
+use alloy_primitives::map::HashSet;
 use alloy_primitives::B256;
 
 use super::flat_ops::load_flat;
@@ -34,15 +36,19 @@ pub(super) fn bucket_digest(bucket: &Bucket) -> EntryDigest {
 }
 
 /// Walks the tip's records in key order: the leaves' records with the
-/// changes in memory applied.
+/// changes in memory applied; records of stems written as a whole are
+/// passed over (the tree holds those stems' values at the tip).
 struct TipRecords<'a> {
     changes: std::iter::Peekable<std::collections::btree_map::Iter<'a, FlatKey, Option<B256>>>,
+    stem_changes: &'a HashSet<FlatKey>,
     digest: EntryDigest,
 }
 
 impl TipRecords<'_> {
     fn add(&mut self, key: &FlatKey, value: &B256) {
-        self.digest.add(&key.tree_key(), value);
+        if self.stem_changes.is_empty() || !self.stem_changes.contains(&key.stem()) {
+            self.digest.add(&key.tree_key(), value);
+        }
     }
 
     /// One stored record, after the changes before it.
@@ -109,6 +115,7 @@ impl Store {
         let changes = flat.sorted_changes();
         let mut tip = TipRecords {
             changes: changes.iter().peekable(),
+            stem_changes: flat.stem_changes(),
             digest: EntryDigest::default(),
         };
         let mut previous: Option<FlatKey> = None;
@@ -154,7 +161,13 @@ impl Store {
                 flat.stored_records()
             ));
         }
-        let digest = tip.finish();
+        let mut digest = tip.finish();
+        let stems: Vec<FlatKey> = flat.stem_changes().iter().copied().collect();
+        for (key, value) in self.stem_values(&stems)? {
+            if let Some(value) = value {
+                digest.add(&key.tree_key(), &value);
+            }
+        }
         if digest != *tree {
             report.problems.push(format!(
                 "flat index: its {} values at the tip differ from the tree's {}",

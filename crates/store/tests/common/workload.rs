@@ -43,6 +43,10 @@ use super::{mixed_key, options, random_writes, SplitMix64};
 /// How many persisted blocks can be reverted.
 pub const REVERT_DEPTH: usize = 4;
 
+/// The stems (every byte of the stem this value) that flat-indexed
+/// workloads fill with runs of consecutive slots.
+pub const DENSE_STEMS: [u8; 2] = [0xd5, 0x2b];
+
 /// One step of the scripted workload.
 #[derive(Clone, Debug)]
 pub enum Step {
@@ -191,7 +195,34 @@ impl Model {
     fn writes(&mut self) -> Vec<(B256, B256)> {
         // Mostly small blocks, now and then one that splits buckets.
         let max = if self.rng.below(8) == 0 { 300 } else { 40 };
-        random_writes(&mut self.rng, &mut self.known, max)
+        let mut writes = random_writes(&mut self.rng, &mut self.known, max);
+        if self.flat && self.rng.below(3) == 0 {
+            writes.extend(self.stem_run());
+        }
+        writes
+    }
+
+    /// On a flat-indexed database: a run of consecutive slots of one of
+    /// [`DENSE_STEMS`] stems, so that those stems fill leaves of the
+    /// index by themselves (their reads go to the tree and their writes
+    /// are held as the stem: ARCHITECTURE.md, "Read locality").
+    fn stem_run(&mut self) -> Vec<(B256, B256)> {
+        let stem = DENSE_STEMS[self.rng.below(DENSE_STEMS.len() as u64) as usize];
+        let len = 48 + self.rng.below(96) as usize;
+        let start = self.rng.below(256) as usize;
+        let mut writes = Vec::with_capacity(len);
+        for offset in 0..len {
+            let mut key = [stem; 32];
+            key[31] = ((start + offset) % 256) as u8;
+            let value = if self.rng.below(8) == 0 {
+                B256::ZERO
+            } else {
+                B256::from(self.rng.bytes32())
+            };
+            writes.push((B256::from(key), value));
+        }
+        self.known.push(writes[0].0);
+        writes
     }
 
     /// Records the state after a new commit.
@@ -453,6 +484,10 @@ pub struct Progress {
     /// The index of the step the run stopped in (the step count if it
     /// completed; a failed reopen counts as the step before it).
     pub step: usize,
+    /// The most stems a flat index held as written as a whole after any
+    /// step (`Stats::flat_stem_changes`): whether the run wrote dense
+    /// stems.
+    pub stems_written_max: u64,
 }
 
 impl Progress {
@@ -481,6 +516,10 @@ pub fn run(script: &Script, dir: &Arc<dyn StoreDir>) -> (Progress, Option<StoreE
         }
         progress.acked += step.records();
         progress.in_flight = 0;
+        if store.has_flat_index() {
+            let written = store.stats().flat_stem_changes;
+            progress.stems_written_max = progress.stems_written_max.max(written);
+        }
         if matches!(step, Step::LoseAndReopen(_) | Step::Reopen) {
             // The old handle releases the directory lock first.
             drop(store);
