@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::map::{B256Map, HashMap, HashSet};
+use alloy_primitives::map::{HashMap, HashSet};
 use std::sync::Arc;
 
 use alloy_primitives::{Address, B256};
@@ -20,7 +20,7 @@ use alloy_primitives::{Address, B256};
 use super::checkpoint::RunWriter;
 use super::prefetch::InFlight;
 use super::read::{block_location, BlockAt};
-use super::{Counters, Layer, Store};
+use super::{Counters, Store};
 use crate::alloc::BlockAllocator;
 use crate::cache::{BucketCache, CacheKey};
 use crate::error::{Result, StoreError, Structure};
@@ -250,28 +250,32 @@ impl Store {
             .collect())
     }
 
-    /// Records applied ops in the flat index, each under its key's owner
-    /// (nothing when the database keeps no flat index): a change per key,
-    /// or one mark per dense stem ([`FlatIndex::record`]).
-    pub(super) fn record_flat(&mut self, ops: &[(B256, Option<B256>)], owners: &B256Map<Address>) {
+    /// Records applied ops in the flat index, each under its owner
+    /// (`owners`, one per op; nothing when the database keeps no flat
+    /// index): a change per key, or one mark per dense stem
+    /// ([`FlatIndex::record`]).
+    pub(super) fn record_flat(&mut self, ops: &[(B256, Option<B256>)], owners: &[Address]) {
         let Some(flat) = &mut self.tree.flat else {
             return;
         };
-        // The stem the previous write marked: consecutive slots share it.
-        let mut marked: Option<FlatKey> = None;
-        for (key, value) in ops {
-            let owner = owners.get(key);
+        // The previous write, when it marked its stem: consecutive slots
+        // share the stem, and need nothing more.
+        let mut marked: Option<(&Address, &B256)> = None;
+        for (index, (key, value)) in ops.iter().enumerate() {
+            let owner = owners.get(index);
             debug_assert!(
                 owner.is_some(),
                 "a write without its owner on a flat-indexed store"
             );
-            if let Some(owner) = owner {
-                let flat_key = FlatKey::new(owner, key);
-                if marked.is_some_and(|stem| stem.same_stem(&flat_key)) {
-                    continue;
-                }
-                marked = flat.record(flat_key, *value);
+            let Some(owner) = owner else {
+                continue;
+            };
+            if marked.is_some_and(|(o, k)| o == owner && k[..31] == key[..31]) {
+                continue;
             }
+            marked = flat
+                .record(FlatKey::new(owner, key), *value)
+                .map(|_| (owner, key));
         }
     }
 
@@ -288,27 +292,16 @@ impl Store {
         Ok(keys.into_iter().zip(values).collect())
     }
 
-    /// Each op's owner, parallel to the layer's ops (empty without a flat
-    /// index): what its WAL record carries.
-    pub(super) fn op_owners(layer: &Layer) -> Vec<Address> {
-        if layer.owners.is_empty() {
-            return Vec::new();
-        }
-        layer
-            .ops
-            .iter()
-            .map(|(key, _)| layer.owners.get(key).copied().unwrap_or_default())
-            .collect()
-    }
-
     /// The flat keys unpersisted layers touched, each with its value at
     /// the persisted root.
     fn flat_unpersisted(&self) -> HashMap<FlatKey, Option<B256>> {
         let mut at_persisted: HashMap<FlatKey, Option<B256>> = HashMap::default();
         for layer in self.history.layers().iter().filter(|l| !l.persisted) {
-            for (key, old) in &layer.old {
-                if let Some(owner) = layer.owners.get(key) {
-                    at_persisted.entry(FlatKey::new(owner, key)).or_insert(*old);
+            for (key, owner) in layer.owners.pairs(&layer.ops) {
+                if let Some(old) = layer.old.get(&key) {
+                    at_persisted
+                        .entry(FlatKey::new(&owner, &key))
+                        .or_insert(*old);
                 }
             }
         }

@@ -119,8 +119,9 @@ impl History {
         for layer in self.layers.range_mut(positions.clone()) {
             layer.persisted = true;
             // Replay rebuilds a layer from the WAL; in memory only its
-            // previous values are needed from now on.
-            layer.ops = Vec::new();
+            // previous values (and their owners) are needed from now on.
+            let ops = std::mem::take(&mut layer.ops);
+            layer.owners = std::mem::take(&mut layer.owners).detached(&ops);
         }
         if let Some(newest) = positions.end.checked_sub(1).map(|i| &self.layers[i]) {
             self.persisted_root = newest.root;

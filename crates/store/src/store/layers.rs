@@ -20,11 +20,12 @@
 //! recreates them with their roots). Persisted layers stay in memory, up to
 //! the revert depth, for readers and reverts.
 
-use alloy_primitives::map::{B256Map, HashMap};
+use alloy_primitives::map::B256Map;
 
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
+use super::owners::Owners;
 use super::Store;
 use crate::error::{Result, StoreError};
 use crate::wal::{self, WalLayer};
@@ -43,8 +44,8 @@ pub struct Layer {
     /// Every key the layer touched, with its value before the layer.
     pub old: B256Map<Option<B256>>,
     /// The account owning every key the layer touched (a database with a
-    /// flat index; empty otherwise).
-    pub owners: B256Map<Address>,
+    /// flat index; [`Owners::None`] otherwise).
+    pub owners: Owners,
     /// Whether the layer is in the WAL (or a checkpoint).
     pub persisted: bool,
     /// Stem and value counts after the layer.
@@ -103,7 +104,7 @@ impl Store {
             return Err(StoreError::OwnersRequired);
         }
         let ops: Vec<(B256, Option<B256>)> = writes.iter().map(|(k, v)| (*k, Some(*v))).collect();
-        self.apply_layer(ops, HashMap::default())
+        self.apply_layer(ops, Owners::None)
     }
 
     /// Applies `writes`, each `(owner, key, value)`: the account whose
@@ -116,22 +117,15 @@ impl Store {
         let ops: Vec<(B256, Option<B256>)> =
             writes.iter().map(|(_, k, v)| (*k, Some(*v))).collect();
         let owners = if self.tree.flat.is_some() {
-            writes
-                .iter()
-                .map(|(owner, key, _)| (*key, *owner))
-                .collect()
+            Owners::ByOp(writes.iter().map(|(owner, _, _)| *owner).collect())
         } else {
-            HashMap::default()
+            Owners::None
         };
         self.apply_layer(ops, owners)
     }
 
     /// One block as a new layer: tree, flat index, history.
-    fn apply_layer(
-        &mut self,
-        ops: Vec<(B256, Option<B256>)>,
-        owners: B256Map<Address>,
-    ) -> Result<Hash> {
+    fn apply_layer(&mut self, ops: Vec<(B256, Option<B256>)>, owners: Owners) -> Result<Hash> {
         if ops.len() > wal::LAYER_OPS_MAX {
             return Err(StoreError::BlockTooLarge {
                 writes: ops.len() as u64,
@@ -140,7 +134,9 @@ impl Store {
         }
         let root_before = self.tree.root;
         let undo = self.apply_ops(&ops)?;
-        self.record_flat(&ops, &owners);
+        if let Owners::ByOp(owners) = &owners {
+            self.record_flat(&ops, owners);
+        }
         self.history.push(
             Layer {
                 seq: 0,
@@ -227,7 +223,7 @@ impl Store {
                     root: l.root,
                     ops: l.ops.clone(),
                     revert: false,
-                    owners: Self::op_owners(l),
+                    owners: l.owners.per_op(&l.ops),
                 })
                 .collect()
         } else {
@@ -287,13 +283,21 @@ impl Store {
 
     fn revert_unpersisted(&mut self) {
         while let Some(layer) = self.history.pop_unpersisted() {
+            let by_key = layer.owners.by_key(&layer.ops);
             let ops: Vec<(B256, Option<B256>)> = layer.old.into_iter().collect();
+            let owners: Vec<Address> = if self.tree.flat.is_some() {
+                ops.iter()
+                    .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if let Err(error) = self.apply_ops(&ops) {
                 // Unreachable in practice: an unpersisted layer's buckets stay in memory.
                 self.poison(&error);
                 return;
             }
-            self.record_flat(&ops, &layer.owners);
+            self.record_flat(&ops, &owners);
             debug_assert_eq!(
                 self.tree.root, layer.root_before,
                 "revert did not restore the root"

@@ -33,6 +33,7 @@ mod flat_ops;
 mod history;
 mod layers;
 mod open;
+mod owners;
 mod prefetch;
 mod prove;
 mod read;

@@ -21,8 +21,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::read::block_location;
-use alloy_primitives::map::B256Map;
-use alloy_primitives::Address;
 
 use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
 use crate::alloc::{BlockAllocator, PageBlocks};
@@ -231,7 +229,7 @@ impl Store {
         for layer in record.layers {
             let root_before = self.tree.root;
             let undo = self.apply_ops(&layer.ops)?;
-            let owners: B256Map<Address> = if self.tree.flat.is_some() {
+            let owners = if self.tree.flat.is_some() {
                 if layer.owners.len() != layer.ops.len() {
                     return Err(StoreError::corrupted(
                         Structure::Wal,
@@ -239,16 +237,18 @@ impl Store {
                         "a layer without owners on a database with a flat index",
                     ));
                 }
-                layer
-                    .ops
-                    .iter()
-                    .map(|(k, _)| *k)
-                    .zip(layer.owners.iter().copied())
-                    .collect()
+                self.record_flat(&layer.ops, &layer.owners);
+                super::owners::Owners::Listed(
+                    layer
+                        .ops
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .zip(layer.owners.iter().copied())
+                        .collect(),
+                )
             } else {
-                alloy_primitives::map::HashMap::default()
+                super::owners::Owners::None
             };
-            self.record_flat(&layer.ops, &owners);
             if layer.revert {
                 if self.tree.root != layer.root {
                     return Err(StoreError::corrupted(

@@ -61,6 +61,13 @@ impl Store {
         }
         let mut ops: Vec<(B256, Option<B256>)> = net.into_iter().collect();
         ops.sort_unstable_by_key(|(key, _)| *key);
+        let owners: Vec<Address> = if self.tree.flat.is_some() {
+            ops.iter()
+                .map(|(key, _)| plan.owners.get(key).copied().unwrap_or_default())
+                .collect()
+        } else {
+            Vec::new()
+        };
         if plan.persisted {
             // One record must hold the revert: refuse before anything
             // changes rather than write one replay would not accept.
@@ -70,19 +77,12 @@ impl Store {
                     max: wal::LAYER_OPS_MAX as u64,
                 });
             }
-            let owners = if self.tree.flat.is_some() {
-                ops.iter()
-                    .map(|(key, _)| plan.owners.get(key).copied().unwrap_or_default())
-                    .collect()
-            } else {
-                Vec::new()
-            };
             let layer = WalLayer {
                 seq: plan.target_seq,
                 root: *root,
                 ops: ops.clone(),
                 revert: true,
-                owners,
+                owners: owners.clone(),
             };
             self.append_record(root, &[layer])?;
         }
@@ -93,7 +93,7 @@ impl Store {
             }
             return Err(error);
         }
-        self.record_flat(&ops, &plan.owners);
+        self.record_flat(&ops, &owners);
         if self.tree.root != *root {
             let error = StoreError::corrupted(
                 Structure::Revert,
@@ -121,7 +121,7 @@ impl Store {
             self.history
                 .layers()
                 .range(position..)
-                .flat_map(|l| l.owners.iter().map(|(k, o)| (*k, *o)))
+                .flat_map(|l| l.owners.pairs(&l.ops))
                 .collect()
         };
         if let Some(position) = self.history.layers().iter().rposition(|l| l.root == *root) {
@@ -183,8 +183,9 @@ impl Store {
                     l.old.iter().map(|(k, v)| (*k, *v)).collect();
                 old.sort_unstable_by_key(|(key, _)| *key);
                 let owners = if flat {
+                    let by_key = l.owners.by_key(&l.ops);
                     old.iter()
-                        .map(|(key, _)| l.owners.get(key).copied().unwrap_or_default())
+                        .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
                         .collect()
                 } else {
                     Vec::new()

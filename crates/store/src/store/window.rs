@@ -83,12 +83,17 @@ impl Store {
                     root_before: diff.root_before,
                     root: diff.root,
                     ops: Vec::new(),
-                    owners: diff
-                        .old
-                        .iter()
-                        .map(|(key, _)| *key)
-                        .zip(diff.owners.iter().copied())
-                        .collect(),
+                    owners: if diff.owners.is_empty() {
+                        super::owners::Owners::None
+                    } else {
+                        super::owners::Owners::Listed(
+                            diff.old
+                                .iter()
+                                .map(|(key, _)| *key)
+                                .zip(diff.owners.iter().copied())
+                                .collect(),
+                        )
+                    },
                     old: diff.old.into_iter().collect(),
                     persisted: true,
                     // Not known for the window's blocks, and not needed:
