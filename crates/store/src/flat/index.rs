@@ -8,8 +8,10 @@
 //! [`super::route`]) are held as the stem alone, one entry per stem
 //! however many of its values a block writes: the tree holds those
 //! values at the tip and serves their reads, and the checkpoint copies
-//! the stem from the tree. Invariant: no key of such a written stem has a
-//! change of its own.
+//! the stem from the tree. A key of such a written stem may still hold a
+//! change of its own from before the stem was marked: the mark hides it
+//! (reads and verify take the stem from the tree, and the checkpoint's
+//! copy of the stem replaces it), and settling a checkpoint drops it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -194,21 +196,17 @@ impl FlatIndex {
 
     /// Records a write at the tip (`None`: the key is removed). A write
     /// to a dense stem, or to a stem already written as a whole, records
-    /// the stem (the tree holds the value; any change of the stem's keys
-    /// held so far is dropped, the tree holding the newer values) and
-    /// returns it, so a caller writing the stem's next keys can skip them;
-    /// any other write sets the key's change.
+    /// the stem (the tree holds the value; a change of one of the stem's
+    /// keys held from before is hidden by the mark, see the module
+    /// documentation) and returns it, so a caller writing the stem's next
+    /// keys can skip them; any other write sets the key's change.
     pub fn record(&mut self, key: FlatKey, value: Option<B256>) -> Option<FlatKey> {
         if !self.reads_stem_from_tree(&key) {
             self.changes.insert(key, value);
             return None;
         }
         let stem = key.stem();
-        if self.stem_changes.insert(stem) && !self.changes.is_empty() {
-            for sub_index in 0..=u8::MAX {
-                self.changes.remove(&stem.with_sub_index(sub_index));
-            }
-        }
+        self.stem_changes.insert(stem);
         Some(stem)
     }
 
@@ -372,7 +370,7 @@ impl FlatIndex {
         self.directory.settle();
         debug_assert!(
             kept.keys().all(|key| !kept_stems.contains(&key.stem())),
-            "a change kept inside a stem written as a whole"
+            "a change kept inside a stem written as a whole (hidden by its mark)"
         );
         self.changes = kept;
         self.stem_changes = kept_stems;

@@ -404,3 +404,60 @@ fn build_refuses_unsorted_input() {
     let error = FlatIndex::build([Ok((a, B256::ZERO)), Ok((b, B256::ZERO))], &mut io).unwrap_err();
     assert!(matches!(error, StoreError::UnsortedInput { index: 1 }));
 }
+
+/// The 256 keys of one stem of `who` (stem bytes all `stem`), random
+/// full-width values: about four leaves.
+fn full_stem(rng: &mut SplitMix64, who: u64, stem: u8) -> Vec<(FlatKey, B256)> {
+    (0..=u8::MAX)
+        .map(|sub| {
+            let mut tree_key = [stem; 32];
+            tree_key[31] = sub;
+            let mut value = random_b256(rng);
+            value[0] |= 1;
+            (FlatKey::new(&owner(who), &B256::from(tree_key)), value)
+        })
+        .collect()
+}
+
+#[test]
+fn dense_stems_come_from_the_fences_and_writes_to_them_mark_the_stem() {
+    use super::route::Route;
+    let mut rng = SplitMix64::new(21);
+    let mut io = MemIo::default();
+    let mut records: BTreeMap<FlatKey, B256> = (0..3_000)
+        .map(|_| (random_key(&mut rng, 20), random_value(&mut rng)))
+        .collect();
+    records.extend(full_stem(&mut rng, 3, 0x44));
+    let mut index = FlatIndex::build(records.iter().map(|(k, v)| Ok((*k, *v))), &mut io).unwrap();
+    let dense = full_stem(&mut rng, 3, 0x44);
+    let stem = dense[0].0.stem();
+    assert_eq!(index.dense_stems().len(), 1);
+    assert!(index.dense_stems().contains(&stem));
+    // A scattered key: a change of its own, read from the changes.
+    let (scattered, _) = records.iter().next().unwrap();
+    assert_eq!(index.record(*scattered, Some(B256::ZERO)), None);
+    assert_eq!(index.changes().len(), 1);
+    assert!(index.stem_changes().is_empty());
+    assert!(matches!(index.route(scattered), Route::Index(_)));
+    // A dense stem's keys read from the tree, written or not; a write
+    // marks the stem and holds no change of its own.
+    assert!(dense.iter().all(|(key, _)| index.route(key) == Route::Tree));
+    assert_eq!(index.record(dense[7].0, None), Some(stem));
+    assert_eq!(index.record(dense[9].0, Some(B256::ZERO)), Some(stem));
+    assert_eq!(index.changes().len(), 1);
+    assert_eq!(index.stem_changes().len(), 1);
+    assert!(index.has_changes());
+    // A fresh stem of a few keys stays with the index; once a checkpoint
+    // has written all 256 of its values, its fences make it dense.
+    let fresh = full_stem(&mut rng, 5, 0x91);
+    assert_eq!(index.record(fresh[0].0, Some(fresh[0].1)), None);
+    assert!(matches!(index.route(&fresh[3].0), Route::Index(_)));
+    let changes: BTreeMap<FlatKey, Option<B256>> =
+        fresh.iter().map(|(k, v)| (*k, Some(*v))).collect();
+    let written = index.write(&changes, &mut io).unwrap();
+    io.release(&written.released);
+    index.settled(Default::default(), Default::default());
+    assert_eq!(index.dense_stems().len(), 2);
+    assert!(fresh.iter().all(|(key, _)| index.route(key) == Route::Tree));
+    assert!(!index.has_changes());
+}

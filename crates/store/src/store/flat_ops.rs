@@ -350,15 +350,17 @@ impl Store {
         let unpersisted: HashSet<FlatKey> = self.flat_unpersisted().into_keys().collect();
         let unpersisted_stems: HashSet<FlatKey> = unpersisted.iter().map(FlatKey::stem).collect();
         if let Some(flat) = &mut self.tree.flat {
-            let kept = flat
-                .take_changes()
-                .into_iter()
-                .filter(|(key, _)| unpersisted.contains(key))
-                .collect();
-            let kept_stems = flat
+            let kept_stems: HashSet<FlatKey> = flat
                 .take_stem_changes()
                 .into_iter()
                 .filter(|stem| unpersisted_stems.contains(stem))
+                .collect();
+            // A change inside a marked stem predates the mark, which hid
+            // it: the tree holds the stem's values.
+            let kept = flat
+                .take_changes()
+                .into_iter()
+                .filter(|(key, _)| unpersisted.contains(key) && !kept_stems.contains(&key.stem()))
                 .collect();
             flat.settled(kept, kept_stems);
         }
