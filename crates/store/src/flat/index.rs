@@ -31,6 +31,11 @@ use crate::format::Extent;
 /// before the first split.
 pub const BUILD_FILL_BYTES: usize = LEAF_BYTES_MAX * 7 / 8;
 
+/// Memory per change held, for the budget: the 85-byte entry, the hash
+/// table's spare room and control bytes (or, at a checkpoint, the sorted
+/// map's nodes).
+const CHANGE_BYTES: usize = 96;
+
 /// What the flat index needs from the data file.
 pub trait FlatIo {
     /// The bytes at each extent, checksum checked (from a cache where the
@@ -179,11 +184,13 @@ impl FlatIndex {
         self.changes.iter().map(|(k, v)| (*k, *v)).collect()
     }
 
-    /// Memory held by the changes (an estimate: the entry, 85 bytes, and
-    /// the table's spare room and control bytes; 64 bytes per written
-    /// stem).
+    /// Memory the changes take (an estimate: the entry, 85 bytes, and the
+    /// table's spare room and control bytes), counting each stem written
+    /// as a whole at what the checkpoint needs for it: its 256 values
+    /// copied from the tree, as 256 changes.
     pub fn changes_bytes(&self) -> usize {
-        self.changes.capacity() * 96 + self.stem_changes.capacity() * 64
+        self.changes.capacity() * CHANGE_BYTES
+            + self.stem_changes.len() * (usize::from(u8::MAX) + 1) * CHANGE_BYTES
     }
 
     /// Records a change of one key at the tip (`None`: the key is
