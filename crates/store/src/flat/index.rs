@@ -5,13 +5,14 @@
 //! binary search in the resident directory and one block read at most.
 //!
 //! Writes to a stem that fills a leaf by itself (a dense stem,
-//! [`super::route`]) are held as the stem alone, one entry per stem
-//! however many of its values a block writes: the tree holds those
-//! values at the tip and serves their reads, and the checkpoint copies
-//! the stem from the tree. A key of such a written stem may still hold a
-//! change of its own from before the stem was marked: the mark hides it
-//! (reads and verify take the stem from the tree, and the checkpoint's
-//! copy of the stem replaces it), and settling a checkpoint drops it.
+//! [`super::route`]) are held as the stem and a 256-bit set of the
+//! positions written, one entry per stem however many of its values a
+//! block writes: the tree holds those values at the tip and serves every
+//! read of the stem, and the checkpoint copies the written positions from
+//! the tree. A written position may still hold a change of its own from
+//! before the stem was marked: the mark hides it (reads and verify take
+//! written positions from the tree, and the checkpoint's copy replaces
+//! it), and settling a checkpoint drops it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use alloy_primitives::map::HashSet;
 use alloy_primitives::B256;
 
 use super::directory::{Directory, Fence, FlatRoot};
-use super::key::FlatKey;
+use super::key::{FlatKey, SubIndices};
 use super::leaf::{self, Record, LEAF_BYTES_MAX};
 use super::readahead::{self, Readahead};
 use super::route::dense_stems;
@@ -73,8 +74,11 @@ pub struct FlatIndex {
     /// checkpoint, which needs them in order, sorts them once.
     changes: Changes,
     /// Stems (named by [`FlatKey::stem`]) written as a whole since the
-    /// last checkpoint: their values at the tip are the tree's.
-    stem_changes: HashSet<FlatKey>,
+    /// last checkpoint, each with the positions written: the tree holds
+    /// their values at the tip.
+    stem_changes: StemChanges,
+    /// Positions held in `stem_changes`, all stems together.
+    stem_change_values: usize,
     /// The stems that fill a leaf by themselves, derived from the fences
     /// ([`dense_stems`]) whenever they change.
     dense_stems: HashSet<FlatKey>,
@@ -96,6 +100,10 @@ pub enum Located {
 /// The changes held in memory: key to the tip's value (`None`: removed).
 pub type Changes = alloy_primitives::map::HashMap<FlatKey, Option<B256>>;
 
+/// The stems written as a whole, each named by [`FlatKey::stem`], with
+/// the positions written.
+pub type StemChanges = alloy_primitives::map::HashMap<FlatKey, SubIndices>;
+
 /// A flat leaf's offset as an error location, formatted only on error.
 struct LeafAt<'a>(&'a Extent);
 
@@ -113,7 +121,8 @@ impl FlatIndex {
             directory,
             stored_records,
             changes: Changes::default(),
-            stem_changes: HashSet::default(),
+            stem_changes: StemChanges::default(),
+            stem_change_values: 0,
             readahead: Readahead::default(),
         }
     }
@@ -146,8 +155,9 @@ impl FlatIndex {
     }
 
     /// Stems written as a whole since the last checkpoint, each named by
-    /// [`FlatKey::stem`]: the tree holds their values at the tip.
-    pub fn stem_changes(&self) -> &HashSet<FlatKey> {
+    /// [`FlatKey::stem`], with the positions written: the tree holds
+    /// their values at the tip.
+    pub fn stem_changes(&self) -> &StemChanges {
         &self.stem_changes
     }
 
@@ -164,7 +174,7 @@ impl FlatIndex {
             return false;
         }
         let stem = key.stem();
-        self.stem_changes.contains(&stem) || self.dense_stems.contains(&stem)
+        self.stem_changes.contains_key(&stem) || self.dense_stems.contains(&stem)
     }
 
     /// The stems that fill a leaf by themselves (each named by
@@ -185,12 +195,12 @@ impl FlatIndex {
     }
 
     /// Memory the changes take (an estimate: the entry, 85 bytes, and the
-    /// table's spare room and control bytes), counting each stem written
-    /// as a whole at what the checkpoint needs for it: its 256 values
-    /// copied from the tree, as 256 changes.
+    /// table's spare room and control bytes), counting each position of
+    /// a stem written as a whole at what the checkpoint needs for it: a
+    /// value copied from the tree, as a change.
     pub fn changes_bytes(&self) -> usize {
-        self.changes.capacity() * CHANGE_BYTES
-            + self.stem_changes.len() * (usize::from(u8::MAX) + 1) * CHANGE_BYTES
+        (self.changes.capacity() + self.stem_changes.capacity() + self.stem_change_values)
+            * CHANGE_BYTES
     }
 
     /// Records a change of one key at the tip (`None`: the key is
@@ -213,8 +223,21 @@ impl FlatIndex {
             return None;
         }
         let stem = key.stem();
-        self.stem_changes.insert(stem);
+        self.mark(stem, &SubIndices::of(key.sub_index()));
         Some(stem)
+    }
+
+    /// Adds `positions` to the written positions of `stem` (named by
+    /// [`FlatKey::stem`]), a stem whose reads go to the tree
+    /// ([`FlatIndex::reads_stem_from_tree`]).
+    pub fn mark(&mut self, stem: FlatKey, positions: &SubIndices) {
+        debug_assert!(
+            self.reads_stem_from_tree(&stem),
+            "a mark outside a dense stem"
+        );
+        debug_assert!(!positions.is_empty(), "a mark with no position");
+        let added = self.stem_changes.entry(stem).or_default().union(positions);
+        self.stem_change_values += added;
     }
 
     /// Forgets the changes (a reload replays them).
@@ -223,7 +246,8 @@ impl FlatIndex {
     }
 
     /// Forgets the stems written as a whole.
-    pub fn take_stem_changes(&mut self) -> HashSet<FlatKey> {
+    pub fn take_stem_changes(&mut self) -> StemChanges {
+        self.stem_change_values = 0;
         std::mem::take(&mut self.stem_changes)
     }
 
@@ -373,13 +397,16 @@ impl FlatIndex {
     /// The checkpoint that wrote the directory is durable: its marks are
     /// cleared, and the changes are replaced by `kept` and `kept_stems`
     /// (what the tip holds beyond the persisted state).
-    pub fn settled(&mut self, kept: Changes, kept_stems: HashSet<FlatKey>) {
+    pub fn settled(&mut self, kept: Changes, kept_stems: StemChanges) {
         self.directory.settle();
         debug_assert!(
-            kept.keys().all(|key| !kept_stems.contains(&key.stem())),
-            "a change kept inside a stem written as a whole (hidden by its mark)"
+            kept.keys().all(|key| kept_stems
+                .get(&key.stem())
+                .is_none_or(|written| !written.contains(key.sub_index()))),
+            "a change kept at a position written as part of its stem (hidden by the mark)"
         );
         self.changes = kept;
+        self.stem_change_values = kept_stems.values().map(SubIndices::len).sum();
         self.stem_changes = kept_stems;
     }
 

@@ -127,11 +127,70 @@ impl FlatKey {
         FlatKey(bytes)
     }
 
+    /// The value's position in its stem (the tree key's last byte).
+    #[inline]
+    pub fn sub_index(&self) -> u8 {
+        self.0[FLAT_KEY_BYTES - 1]
+    }
+
     /// Whether `other` lies in this key's stem (same owner, same 31-byte
     /// stem; any sub-index).
     #[inline]
     pub fn same_stem(&self, other: &FlatKey) -> bool {
         self.0[..FLAT_KEY_BYTES - 1] == other.0[..FLAT_KEY_BYTES - 1]
+    }
+}
+
+/// A set of positions in one stem (sub-indices 0..=255), as 256 bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubIndices([u64; 4]);
+
+impl SubIndices {
+    /// The set holding `sub_index` alone.
+    pub fn of(sub_index: u8) -> SubIndices {
+        let mut set = SubIndices::default();
+        set.insert(sub_index);
+        set
+    }
+
+    /// Adds `sub_index`; returns whether it was new.
+    #[inline]
+    pub fn insert(&mut self, sub_index: u8) -> bool {
+        let (word, bit) = (usize::from(sub_index / 64), sub_index % 64);
+        let new = self.0[word] & (1 << bit) == 0;
+        self.0[word] |= 1 << bit;
+        new
+    }
+
+    /// Whether `sub_index` is in the set.
+    #[inline]
+    pub fn contains(&self, sub_index: u8) -> bool {
+        self.0[usize::from(sub_index / 64)] & (1 << (sub_index % 64)) != 0
+    }
+
+    /// Adds every position of `other`; returns how many were new.
+    pub fn union(&mut self, other: &SubIndices) -> usize {
+        let mut added = 0;
+        for (word, more) in self.0.iter_mut().zip(other.0) {
+            added += (more & !*word).count_ones() as usize;
+            *word |= more;
+        }
+        added
+    }
+
+    /// Positions in the set.
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|word| word.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|word| *word == 0)
+    }
+
+    /// The positions, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=u8::MAX).filter(|&sub_index| self.contains(sub_index))
     }
 }
 
@@ -155,6 +214,26 @@ mod tests {
             other[at] ^= 1;
             assert_ne!(FlatKey(base), FlatKey(other), "byte {at}");
         }
+    }
+
+    #[test]
+    fn sub_index_sets_hold_what_was_inserted() {
+        let mut set = SubIndices::default();
+        assert!(set.is_empty());
+        for sub in [0u8, 63, 64, 127, 200, 255] {
+            assert!(set.insert(sub));
+            assert!(!set.insert(sub));
+        }
+        assert_eq!(set.len(), 6);
+        assert_eq!(
+            set.iter().collect::<Vec<_>>(),
+            vec![0, 63, 64, 127, 200, 255]
+        );
+        assert!(!set.contains(1) && !set.contains(65) && set.contains(200));
+        let mut other = SubIndices::of(1);
+        other.insert(255);
+        assert_eq!(set.union(&other), 1);
+        assert_eq!(set.len(), 7);
     }
 
     #[test]

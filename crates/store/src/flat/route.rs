@@ -18,10 +18,11 @@
 //! hash probe of a small set before any search. A stem of a few values,
 //! or one that merely straddles a leaf boundary, stays with the index.
 //!
-//! Writes to a dense stem are recorded as the stem alone, not one change
-//! per value ([`FlatIndex::record`]): until the next checkpoint the tree
-//! holds that stem's values at the tip, reads of it go to the tree, and
-//! the checkpoint copies the whole stem from the tree into the leaves.
+//! Writes to a dense stem are recorded as the stem and the positions
+//! written, not one change per value ([`FlatIndex::record`]): until the
+//! next checkpoint the tree holds that stem's values at the tip, reads of
+//! it go to the tree, and the checkpoint copies the written positions
+//! from the tree into the leaves.
 //! Such a written stem keeps its reads on the tree even if the
 //! checkpoint's new fences no longer make it dense, until a checkpoint
 //! has written its values. Keys changed since the last checkpoint in other

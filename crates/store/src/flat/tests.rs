@@ -444,9 +444,19 @@ fn dense_stems_come_from_the_fences_and_writes_to_them_mark_the_stem() {
     assert!(dense.iter().all(|(key, _)| index.route(key) == Route::Tree));
     assert_eq!(index.record(dense[7].0, None), Some(stem));
     assert_eq!(index.record(dense[9].0, Some(B256::ZERO)), Some(stem));
+    assert_eq!(index.record(dense[7].0, Some(B256::ZERO)), Some(stem));
     assert_eq!(index.changes().len(), 1);
     assert_eq!(index.stem_changes().len(), 1);
+    let written = index.stem_changes()[&stem];
+    assert_eq!(written.iter().collect::<Vec<_>>(), vec![7, 9]);
     assert!(index.has_changes());
+    // The budget counts the positions written, not the whole stem: two
+    // positions cost about two changes.
+    assert!(
+        index.changes_bytes() < 16 * 96,
+        "{} bytes for three changes",
+        index.changes_bytes()
+    );
     // A fresh stem of a few keys stays with the index; once a checkpoint
     // has written all 256 of its values, its fences make it dense.
     let fresh = full_stem(&mut rng, 5, 0x91);

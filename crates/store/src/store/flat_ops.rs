@@ -25,8 +25,8 @@ use crate::alloc::BlockAllocator;
 use crate::cache::{BucketCache, CacheKey};
 use crate::error::{Result, StoreError, Structure};
 use crate::flat::directory::Directory;
-use crate::flat::index::{FlatIndex, FlatIo, Located};
-use crate::flat::key::FlatKey;
+use crate::flat::index::{FlatIndex, FlatIo, Located, StemChanges};
+use crate::flat::key::{FlatKey, SubIndices};
 use crate::flat::leaf;
 use crate::flat::route::Route;
 use crate::format::{blocks_for, checksum, Extent};
@@ -258,9 +258,10 @@ impl Store {
         let Some(flat) = &mut self.tree.flat else {
             return;
         };
-        // The previous write, when it marked its stem: consecutive slots
-        // share the stem, and need nothing more.
-        let mut marked: Option<(&Address, &B256)> = None;
+        // The stem the previous write marked, with the positions written
+        // since: consecutive slots share the stem, and only add their
+        // position, to the stem's entry once the run ends.
+        let mut run: Option<(&Address, &B256, FlatKey, SubIndices)> = None;
         for (index, (key, value)) in ops.iter().enumerate() {
             let owner = owners.get(index);
             debug_assert!(
@@ -270,22 +271,34 @@ impl Store {
             let Some(owner) = owner else {
                 continue;
             };
-            if marked.is_some_and(|(o, k)| o == owner && k[..31] == key[..31]) {
-                continue;
+            if let Some((o, k, _, positions)) = &mut run {
+                if *o == owner && k[..31] == key[..31] {
+                    positions.insert(key[31]);
+                    continue;
+                }
             }
-            marked = flat
-                .record(FlatKey::new(owner, key), *value)
-                .map(|_| (owner, key));
+            if let Some((_, _, stem, positions)) = run.take() {
+                flat.mark(stem, &positions);
+            }
+            if let Some(stem) = flat.record(FlatKey::new(owner, key), *value) {
+                run = Some((owner, key, stem, SubIndices::of(key[31])));
+            }
+        }
+        if let Some((_, _, stem, positions)) = run {
+            flat.mark(stem, &positions);
         }
     }
 
-    /// The tip's value of every key of `stems` (each named by
-    /// [`FlatKey::stem`]), 256 per stem, `None` where the tree holds none:
-    /// what the flat index holds for stems written as a whole.
-    pub(super) fn stem_values(&self, stems: &[FlatKey]) -> Result<Vec<(FlatKey, Option<B256>)>> {
+    /// The tip's value at every written position of `stems` (each named
+    /// by [`FlatKey::stem`]), `None` where the tree holds none: what the
+    /// flat index holds there for stems written as a whole.
+    pub(super) fn stem_values(
+        &self,
+        stems: &[(FlatKey, SubIndices)],
+    ) -> Result<Vec<(FlatKey, Option<B256>)>> {
         let keys: Vec<FlatKey> = stems
             .iter()
-            .flat_map(|stem| (0..=u8::MAX).map(|sub_index| stem.with_sub_index(sub_index)))
+            .flat_map(|(stem, positions)| positions.iter().map(|sub| stem.with_sub_index(sub)))
             .collect();
         let tree_keys: Vec<B256> = keys.iter().map(FlatKey::tree_key).collect();
         let values = self.get_many(&tree_keys)?;
@@ -312,12 +325,12 @@ impl Store {
     /// into the leaves and the directory through `writer`. The changes
     /// stay in memory until [`Store::settle_flat`].
     pub(super) fn write_flat(&mut self, writer: &mut RunWriter<'_>) -> Result<()> {
-        let stems: Vec<FlatKey> = match &self.tree.flat {
-            Some(flat) => flat.stem_changes().iter().copied().collect(),
+        let stems: Vec<(FlatKey, SubIndices)> = match &self.tree.flat {
+            Some(flat) => flat.stem_changes().iter().map(|(s, p)| (*s, *p)).collect(),
             None => return Ok(()),
         };
-        // The marked stems' values at the tip, from the tree: they replace
-        // everything the leaves hold in those stems.
+        // The marked stems' written positions at the tip, from the tree:
+        // they replace what the leaves and changes hold there.
         let stem_values = self.stem_values(&stems)?;
         let Some(mut flat) = self.tree.flat.take() else {
             return Ok(());
@@ -350,17 +363,24 @@ impl Store {
         let unpersisted: HashSet<FlatKey> = self.flat_unpersisted().into_keys().collect();
         let unpersisted_stems: HashSet<FlatKey> = unpersisted.iter().map(FlatKey::stem).collect();
         if let Some(flat) = &mut self.tree.flat {
-            let kept_stems: HashSet<FlatKey> = flat
+            // A stem stays marked, with all its positions (a superset of
+            // what unpersisted layers wrote), while one of them touched it.
+            let kept_stems: StemChanges = flat
                 .take_stem_changes()
                 .into_iter()
-                .filter(|stem| unpersisted_stems.contains(stem))
+                .filter(|(stem, _)| unpersisted_stems.contains(stem))
                 .collect();
-            // A change inside a marked stem predates the mark, which hid
-            // it: the tree holds the stem's values.
+            // A change at a marked position predates the mark, which hid
+            // it: the tree holds the value.
             let kept = flat
                 .take_changes()
                 .into_iter()
-                .filter(|(key, _)| unpersisted.contains(key) && !kept_stems.contains(&key.stem()))
+                .filter(|(key, _)| {
+                    unpersisted.contains(key)
+                        && kept_stems
+                            .get(&key.stem())
+                            .is_none_or(|written| !written.contains(key.sub_index()))
+                })
                 .collect();
             flat.settled(kept, kept_stems);
         }

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use alloy_primitives::map::HashSet;
 use alloy_primitives::B256;
 
 use super::flat_ops::load_flat;
@@ -17,8 +16,8 @@ use super::{Store, VerifyReport};
 use crate::bucket::Bucket;
 use crate::error::Result;
 use crate::flat::digest::EntryDigest;
-use crate::flat::index::{FlatIndex, FlatIo};
-use crate::flat::key::FlatKey;
+use crate::flat::index::{FlatIndex, FlatIo, StemChanges};
+use crate::flat::key::{FlatKey, SubIndices};
 use crate::flat::leaf;
 
 /// Leaves read per batch.
@@ -36,17 +35,22 @@ pub(super) fn bucket_digest(bucket: &Bucket) -> EntryDigest {
 }
 
 /// Walks the tip's records in key order: the leaves' records with the
-/// changes in memory applied; records of stems written as a whole are
-/// passed over (the tree holds those stems' values at the tip).
+/// changes in memory applied; records at positions written as part of a
+/// stem are passed over (the tree holds those values at the tip).
 struct TipRecords<'a> {
     changes: std::iter::Peekable<std::collections::btree_map::Iter<'a, FlatKey, Option<B256>>>,
-    stem_changes: &'a HashSet<FlatKey>,
+    stem_changes: &'a StemChanges,
     digest: EntryDigest,
 }
 
 impl TipRecords<'_> {
     fn add(&mut self, key: &FlatKey, value: &B256) {
-        if self.stem_changes.is_empty() || !self.stem_changes.contains(&key.stem()) {
+        let written = !self.stem_changes.is_empty()
+            && self
+                .stem_changes
+                .get(&key.stem())
+                .is_some_and(|written| written.contains(key.sub_index()));
+        if !written {
             self.digest.add(&key.tree_key(), value);
         }
     }
@@ -162,7 +166,8 @@ impl Store {
             ));
         }
         let mut digest = tip.finish();
-        let stems: Vec<FlatKey> = flat.stem_changes().iter().copied().collect();
+        let stems: Vec<(FlatKey, SubIndices)> =
+            flat.stem_changes().iter().map(|(s, p)| (*s, *p)).collect();
         for (key, value) in self.stem_values(&stems)? {
             if let Some(value) = value {
                 digest.add(&key.tree_key(), &value);
