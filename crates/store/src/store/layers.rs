@@ -25,7 +25,7 @@ use alloy_primitives::map::B256Map;
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
-use super::owners::Owners;
+use super::owners::{each_owner, Owners};
 use super::Store;
 use crate::error::{Result, StoreError};
 use crate::wal::{self, WalLayer};
@@ -286,9 +286,7 @@ impl Store {
             let by_key = layer.owners.by_key(&layer.ops);
             let ops: Vec<(B256, Option<B256>)> = layer.old.into_iter().collect();
             let owners: Vec<Address> = if self.tree.flat.is_some() {
-                ops.iter()
-                    .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
-                    .collect()
+                each_owner(&ops, &by_key)
             } else {
                 Vec::new()
             };

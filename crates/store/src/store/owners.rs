@@ -13,6 +13,15 @@
 use alloy_primitives::map::B256Map;
 use alloy_primitives::{Address, B256};
 
+/// Each op's owner looked up in `by_key` (the zero address for a key it
+/// lacks): what a WAL record or the revert segment carries, parallel to
+/// `ops`.
+pub fn each_owner(ops: &[(B256, Option<B256>)], by_key: &B256Map<Address>) -> Vec<Address> {
+    ops.iter()
+        .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
+        .collect()
+}
+
 /// See the module documentation.
 #[derive(Clone, Debug, Default)]
 pub enum Owners {
@@ -35,12 +44,7 @@ impl Owners {
                 debug_assert_eq!(owners.len(), ops.len(), "one owner per op");
                 owners.clone()
             }
-            Owners::Listed(_) => {
-                let by_key = self.by_key(ops);
-                ops.iter()
-                    .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
-                    .collect()
-            }
+            Owners::Listed(_) => each_owner(ops, &self.by_key(ops)),
         }
     }
 

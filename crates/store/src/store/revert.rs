@@ -17,6 +17,7 @@ use alloy_primitives::map::B256Map;
 use alloy_primitives::{Address, B256};
 use ubt_spec::hash::Hash;
 
+use super::owners::each_owner;
 use super::Store;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{blocks_for, Extent};
@@ -62,9 +63,7 @@ impl Store {
         let mut ops: Vec<(B256, Option<B256>)> = net.into_iter().collect();
         ops.sort_unstable_by_key(|(key, _)| *key);
         let owners: Vec<Address> = if self.tree.flat.is_some() {
-            ops.iter()
-                .map(|(key, _)| plan.owners.get(key).copied().unwrap_or_default())
-                .collect()
+            each_owner(&ops, &plan.owners)
         } else {
             Vec::new()
         };
@@ -183,10 +182,7 @@ impl Store {
                     l.old.iter().map(|(k, v)| (*k, *v)).collect();
                 old.sort_unstable_by_key(|(key, _)| *key);
                 let owners = if flat {
-                    let by_key = l.owners.by_key(&l.ops);
-                    old.iter()
-                        .map(|(key, _)| by_key.get(key).copied().unwrap_or_default())
-                        .collect()
+                    each_owner(&old, &l.owners.by_key(&l.ops))
                 } else {
                     Vec::new()
                 };
