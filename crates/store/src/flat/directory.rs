@@ -17,6 +17,7 @@
 
 use super::key::FlatKey;
 use super::node::{self, Child, LEVEL_MAX, NODE_FANOUT_MAX};
+use super::search::FenceWords;
 use crate::error::{Result, StoreError, Structure};
 use crate::format::{checksum, Extent};
 
@@ -63,6 +64,8 @@ pub struct FlatRoot {
 #[derive(Debug, Default)]
 pub struct Directory {
     leaves: Vec<Fence>,
+    /// The leaves' search words, made with them ([`Directory::new`]).
+    words: FenceWords,
     /// `nodes[l - 1]` is level `l`.
     nodes: Vec<Vec<Node>>,
 }
@@ -90,6 +93,15 @@ fn runs(fences: &[Fence]) -> Vec<std::ops::Range<usize>> {
 }
 
 impl Directory {
+    /// A directory of `leaves` (sorted) under the levels `nodes`.
+    fn new(leaves: Vec<Fence>, nodes: Vec<Vec<Node>>) -> Directory {
+        Directory {
+            words: FenceWords::new(&leaves),
+            leaves,
+            nodes,
+        }
+    }
+
     /// The leaves' fences, sorted.
     pub fn leaves(&self) -> &[Fence] {
         &self.leaves
@@ -109,6 +121,7 @@ impl Directory {
     /// Resident bytes: the fences and nodes held.
     pub fn memory_bytes(&self) -> usize {
         self.leaves.capacity() * std::mem::size_of::<Fence>()
+            + self.words.memory_bytes()
             + self
                 .nodes
                 .iter()
@@ -128,10 +141,15 @@ impl Directory {
             return None;
         }
         Some(
-            self.leaves
-                .partition_point(|f| f.key <= *key)
+            self.words
+                .count_not_above(&self.leaves, key)
                 .saturating_sub(1),
         )
+    }
+
+    /// The positions of the leaves whose first key is `owner`'s.
+    pub fn owner_leaves(&self, owner: &alloy_primitives::Address) -> std::ops::Range<usize> {
+        self.words.owner_leaves(&self.leaves, owner)
     }
 
     /// A copy of this directory whose leaves at the listed positions
@@ -160,10 +178,7 @@ impl Directory {
             out.windows(2).all(|w| w[0].key < w[1].key),
             "leaves out of order"
         );
-        let next = Directory {
-            leaves: out,
-            nodes: self.nodes.clone(),
-        };
+        let next = Directory::new(out, self.nodes.clone());
         (next, released)
     }
 
@@ -284,14 +299,12 @@ impl Directory {
     ) -> Result<Directory> {
         if root.height == 0 {
             let key = first_leaf_key(&root.extent)?;
-            return Ok(Directory {
-                leaves: vec![Fence {
-                    key,
-                    extent: root.extent,
-                    fresh: false,
-                }],
-                nodes: Vec::new(),
-            });
+            let leaf = Fence {
+                key,
+                extent: root.extent,
+                fresh: false,
+            };
+            return Ok(Directory::new(vec![leaf], Vec::new()));
         }
         if root.height > LEVEL_MAX {
             return Err(StoreError::corrupted(
@@ -342,9 +355,6 @@ impl Directory {
             extents = pending.iter().map(|f| f.extent).collect();
         }
         levels.reverse();
-        Ok(Directory {
-            leaves: pending,
-            nodes: levels,
-        })
+        Ok(Directory::new(pending, levels))
     }
 }

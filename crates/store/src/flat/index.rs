@@ -326,9 +326,10 @@ impl FlatIndex {
     ) -> std::ops::Range<usize> {
         let leaves = self.directory.leaves();
         // A leaf fenced by the account before holds its first records too.
-        let own = readahead::owner_leaves(leaves, owner).len() + 1;
-        let window = self.readahead.window(owner, own);
-        readahead::run(leaves, position, owner, window)
+        let own = self.directory.owner_leaves(owner);
+        let span = readahead::owner_span(own.clone(), position);
+        let window = self.readahead.window(owner, span.len());
+        readahead::run(leaves, position, owner, own, window)
     }
 
     /// Writes `changes` (the values to store: the persisted state's, which

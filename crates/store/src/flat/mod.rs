@@ -14,7 +14,8 @@
 //! * [`key`]: [`FlatKey`](key::FlatKey), `owner || tree key`.
 //! * [`leaf`]: a leaf's encoding, lookup and packing.
 //! * [`node`], [`directory`]: the resident directory of leaf fences and
-//!   the content-defined levels of nodes that persist it copy-on-write.
+//!   the content-defined levels of nodes that persist it copy-on-write;
+//!   [`search`]: the fences' search, narrowed by a word per leaf.
 //! * [`index`]: [`FlatIndex`](index::FlatIndex), the index at the tip with
 //!   the changes since the last checkpoint.
 //! * [`readahead`]: how many of an account's adjacent leaves a miss reads.
@@ -29,6 +30,7 @@ pub mod leaf;
 pub mod node;
 pub mod readahead;
 pub mod route;
+pub mod search;
 
 #[cfg(test)]
 mod tests;

@@ -70,33 +70,105 @@ impl Readahead {
     }
 }
 
-/// The leaves whose first key is `owner`'s: their positions.
-pub fn owner_leaves(leaves: &[Fence], owner: &Address) -> Range<usize> {
-    let start = leaves.partition_point(|f| f.key.owner() < *owner);
-    let end = leaves.partition_point(|f| f.key.owner() <= *owner);
-    start..end
+/// The leaves that may hold `owner`'s records, given the leaves whose
+/// first key is the owner's (`own`) and the missed leaf at `position`:
+/// those and the leaf before them (leaves are packed across accounts, so
+/// an account's first records usually share the previous account's last
+/// leaf); only the missed leaf when no leaf starts in the account.
+pub fn owner_span(own: Range<usize>, position: usize) -> Range<usize> {
+    if own.is_empty() {
+        position..position + 1
+    } else {
+        own.start.saturating_sub(1)..own.end
+    }
 }
 
-/// The leaves to read with the missed leaf at `position`: within the
-/// aligned group of `window` leaves holding it, the run around it of
-/// leaves whose first key is `owner`'s and that lie block after block on
-/// disk.
-pub fn run(leaves: &[Fence], position: usize, owner: &Address, window: usize) -> Range<usize> {
+/// The leaves to read with the missed leaf at `position` of `owner`,
+/// whose own leaves (first key the owner's) are `own`: all of the
+/// owner's span ([`owner_span`]) when it holds the missed leaf and fits
+/// in `window`, so one request brings a small account whole wherever its
+/// leaves fall; otherwise, within the aligned group of `window` leaves
+/// holding the missed one, the run around it of the owner's own leaves.
+/// Either way only leaves that lie block after block on disk.
+pub fn run(
+    leaves: &[Fence],
+    position: usize,
+    owner: &Address,
+    own: Range<usize>,
+    window: usize,
+) -> Range<usize> {
     debug_assert!(position < leaves.len());
     let window = window.max(1);
-    let start = position / window * window;
-    let end = (start + window).min(leaves.len());
-    let mine = |q: usize| leaves[q].key.owner() == *owner;
+    let span = owner_span(own, position);
+    let whole = span.contains(&position) && span.len() <= window;
+    let (start, end) = if whole {
+        (span.start, span.end.min(leaves.len()))
+    } else {
+        let start = position / window * window;
+        (start, (start + window).min(leaves.len()))
+    };
+    let keep = |q: usize| whole || leaves[q].key.owner() == *owner;
     let adjacent = |a: usize, b: usize| {
         leaves[a].extent.offset + BLOCK_BYTES as u64 == leaves[b].extent.offset
     };
     let mut low = position;
-    while low > start && mine(low - 1) && adjacent(low - 1, low) {
+    while low > start && keep(low - 1) && adjacent(low - 1, low) {
         low -= 1;
     }
     let mut high = position + 1;
-    while high < end && mine(high) && adjacent(high - 1, high) {
+    while high < end && keep(high) && adjacent(high - 1, high) {
         high += 1;
     }
     low..high
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flat::key::FlatKey;
+    use crate::format::Extent;
+    use alloy_primitives::B256;
+
+    /// Leaves at consecutive blocks, each first key's owner given.
+    fn leaves(owners: &[u8]) -> Vec<Fence> {
+        owners
+            .iter()
+            .enumerate()
+            .map(|(at, &owner)| Fence {
+                key: FlatKey::new(
+                    &Address::repeat_byte(owner),
+                    &B256::with_last_byte(u8::try_from(at).unwrap()),
+                ),
+                extent: Extent::at_block(at as u64, BLOCK_BYTES, 0),
+                fresh: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_small_account_is_read_whole_with_the_leaf_before_it() {
+        // Owner 5 starts leaves 6..9; its first records are in leaf 5.
+        let fences = leaves(&[1, 1, 2, 3, 3, 4, 5, 5, 5, 6, 7, 8]);
+        let owner = Address::repeat_byte(5);
+        // Aligned groups of 8 would cut it at 8; the span is 5..9.
+        assert_eq!(run(&fences, 7, &owner, 6..9, 8), 5..9);
+        assert_eq!(run(&fences, 5, &owner, 6..9, 4), 5..9);
+        // A window smaller than the span: the aligned group, own leaves.
+        assert_eq!(run(&fences, 7, &owner, 6..9, 2), 6..8);
+        assert_eq!(run(&fences, 8, &owner, 6..9, 2), 8..9);
+        // No leaf starts in the account: the missed leaf alone.
+        let none = Address::repeat_byte(9);
+        assert_eq!(run(&fences, 10, &none, 11..11, 16), 10..11);
+    }
+
+    #[test]
+    fn a_run_stops_where_the_disk_is_not_contiguous() {
+        let mut fences = leaves(&[1, 5, 5, 5, 5, 6]);
+        // Leaf 3 was rewritten elsewhere by a checkpoint.
+        fences[3].extent = Extent::at_block(100, BLOCK_BYTES, 0);
+        let owner = Address::repeat_byte(5);
+        assert_eq!(run(&fences, 1, &owner, 1..5, 16), 0..3);
+        assert_eq!(run(&fences, 4, &owner, 1..5, 16), 4..5);
+        assert_eq!(run(&fences, 3, &owner, 1..5, 16), 3..4);
+    }
 }
