@@ -50,6 +50,12 @@ pub trait FlatIo {
         let _ = extent;
         false
     }
+    /// The bytes at `extent` if they are cached, counted as a cache hit
+    /// (`None` sends the caller to [`FlatIo::read`]).
+    fn cached_bytes(&self, extent: &Extent) -> Option<Arc<[u8]>> {
+        let _ = extent;
+        None
+    }
 }
 
 /// What a checkpoint of the flat index wrote and replaced.
@@ -271,6 +277,30 @@ impl FlatIndex {
     pub fn get_many(&self, keys: &[FlatKey], io: &dyn FlatIo) -> Result<Vec<Option<B256>>> {
         let located: Vec<Located> = keys.iter().map(|key| self.locate(key)).collect();
         self.read_located(keys, &located, io)
+    }
+
+    /// The value of one key at the tip, located ([`FlatIndex::locate`]):
+    /// what [`FlatIndex::read_located`] gives for one key, without its
+    /// lists (an EVM reads one value at a time, most of them cached).
+    pub fn read_one(&self, key: &FlatKey, at: Located, io: &dyn FlatIo) -> Result<Option<B256>> {
+        let position = match at {
+            Located::Changed(value) => return Ok(value),
+            Located::Nowhere => return Ok(None),
+            Located::Leaf(position) => position,
+        };
+        let leaves = self.directory.leaves();
+        let extent = leaves[position].extent;
+        let bytes = match io.cached_bytes(&extent) {
+            Some(bytes) => bytes,
+            None => {
+                let run = self.readahead_run(position, &key.owner());
+                debug_assert!(run.contains(&position), "a readahead without its leaf");
+                let extents: Vec<Extent> = run.clone().map(|p| leaves[p].extent).collect();
+                let mut blobs = io.read(&extents)?;
+                blobs.swap_remove(position - run.start)
+            }
+        };
+        leaf::lookup(&bytes, key, &LeafAt(&extent))
     }
 
     /// [`FlatIndex::get_many`] of keys already located

@@ -144,6 +144,12 @@ impl FlatIo for FlatReader<'_> {
                 .cache
                 .contains(CacheKey::FlatLeaf(extent.offset), extent)
     }
+
+    fn cached_bytes(&self, extent: &Extent) -> Option<Arc<[u8]>> {
+        let bytes = self.hit(extent)?;
+        Counters::add(&self.counters.cache_hits, 1);
+        Some(bytes)
+    }
 }
 
 /// Writes flat leaves and nodes into fresh blocks of the data file (never
@@ -161,6 +167,10 @@ impl FlatIo for FlatWriter<'_, '_> {
 
     fn cached(&self, extent: &Extent) -> bool {
         self.reader.cached(extent)
+    }
+
+    fn cached_bytes(&self, extent: &Extent) -> Option<Arc<[u8]>> {
+        self.reader.cached_bytes(extent)
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<Extent> {
@@ -208,7 +218,9 @@ impl Store {
             let flat_key = FlatKey::new(owner, key);
             return match flat.route(&flat_key) {
                 Route::Tree => self.get_many(&[*key]),
-                Route::Index(at) => flat.read_located(&[flat_key], &[at], &self.flat_reader(true)),
+                Route::Index(at) => flat
+                    .read_one(&flat_key, at, &self.flat_reader(true))
+                    .map(|value| vec![value]),
             };
         }
         // Dense stems from their buckets, the rest from the index; both
