@@ -228,6 +228,7 @@ mod tests {
     use super::*;
     use crate::format::Extent;
     use alloy_primitives::B256;
+    use ubt_spec::rng::SplitMix64;
 
     fn key(owner: [u8; 20], tree: [u8; 32]) -> FlatKey {
         FlatKey::new(&Address::from(owner), &B256::from(tree))
@@ -247,13 +248,8 @@ mod tests {
     /// plain binary search of the fences.
     #[test]
     fn narrowed_searches_agree_with_a_plain_search() {
-        let mut seed = 0x5eed_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = SplitMix64::new(0x5eed);
+        let mut next = || rng.next_u64();
         let random_key = |next: &mut dyn FnMut() -> u64| {
             let mut owner = [0u8; 20];
             // Bytes 0..8 from two values, the rest from three: owners
@@ -302,13 +298,8 @@ mod tests {
     /// evenly, skewed to one end, bunched in equal runs, and at the ends.
     #[test]
     fn interpolated_counts_agree_with_bisection() {
-        let mut seed = 0x1234_5678_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = SplitMix64::new(0x1234_5678);
+        let mut next = || rng.next_u64();
         let shapes: [fn(u64) -> u64; 4] = [
             |r| r,
             |r| (r >> 32).pow(2),
