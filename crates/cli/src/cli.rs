@@ -312,7 +312,7 @@ pub struct RunCommonArgs {
     #[arg(long)]
     pub memory_mib: Option<usize>,
     /// ubt reads its data file around the page cache (O_DIRECT) where the
-    /// file system allows it.
+    /// file system allows it; its variants are named `-direct` (`gd6-direct`).
     #[arg(long)]
     pub direct_reads: bool,
     /// go-ethereum's binary-trie group depth.

@@ -24,6 +24,10 @@ pub(super) enum Config {
         group_depth: u8,
         prefetch: bool,
         flat: bool,
+        /// Reads around the page cache (`--direct-reads`): named in the
+        /// variant, so its runs are reported, and resumed, apart from
+        /// buffered ones.
+        direct: bool,
     },
     Geth(GethEngine),
 }
@@ -42,10 +46,12 @@ impl Config {
                 group_depth,
                 prefetch,
                 flat,
+                direct,
             } => format!(
-                "gd{group_depth}{}{}",
+                "gd{group_depth}{}{}{}",
                 if *flat { "" } else { "-noflat" },
-                if *prefetch { "-prefetch" } else { "" }
+                if *prefetch { "-prefetch" } else { "" },
+                if *direct { "-direct" } else { "" }
             ),
             Config::Geth(engine) => engine.variant(),
         }
@@ -453,6 +459,7 @@ pub(super) fn engines(
                     group_depth,
                     prefetch,
                     flat,
+                    direct: config.direct_reads,
                 });
             }
         }
@@ -475,6 +482,30 @@ pub(super) fn engines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each read setting of ubt names its own variant (the label and the
+    /// resume key of its runs), all over one pristine database.
+    #[test]
+    fn ubt_variants_name_every_read_setting() {
+        let ubt = |prefetch, flat, direct| Config::Ubt {
+            group_depth: 6,
+            prefetch,
+            flat,
+            direct,
+        };
+        assert_eq!(ubt(false, true, false).variant(), "gd6");
+        assert_eq!(ubt(true, true, false).variant(), "gd6-prefetch");
+        assert_eq!(ubt(false, false, false).variant(), "gd6-noflat");
+        assert_eq!(ubt(false, true, true).variant(), "gd6-direct");
+        assert_eq!(
+            ubt(true, false, true).variant(),
+            "gd6-noflat-prefetch-direct"
+        );
+        assert_eq!(
+            ubt(false, true, true).pristine(Path::new("/db"), "s"),
+            ubt(false, true, false).pristine(Path::new("/db"), "s")
+        );
+    }
 
     #[test]
     fn geth_ubt_configuration() {
@@ -505,6 +536,7 @@ mod tests {
                 group_depth: 6,
                 prefetch: false,
                 flat: false,
+                direct: false,
             },
             Config::Geth(GethEngine::BinTrie { group_depth: 6 }),
             Config::Geth(GethEngine::Mpt),
