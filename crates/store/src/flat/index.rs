@@ -2,7 +2,8 @@
 //! checkpoint are held in memory; the checkpoint merges them into the
 //! leaves they fall in, copy-on-write, and rewrites the directory nodes
 //! above those leaves. A read looks at the changes, then at one leaf: one
-//! binary search in the resident directory and one block read at most.
+//! search of the resident directory ([`super::search`]) and one block
+//! read at most.
 //!
 //! Writes to a stem that fills a leaf by itself (a dense stem,
 //! [`super::route`]) are held as the stem and a 256-bit set of the
@@ -355,7 +356,6 @@ impl FlatIndex {
         owner: &alloy_primitives::Address,
     ) -> std::ops::Range<usize> {
         let leaves = self.directory.leaves();
-        // A leaf fenced by the account before holds its first records too.
         let own = self.directory.owner_leaves(owner);
         let span = readahead::owner_span(own.clone(), position);
         let window = self.readahead.window(owner, span.len());

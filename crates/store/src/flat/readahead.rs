@@ -12,9 +12,12 @@
 //! misses, a small contract at its second miss; a contract of 9,000
 //! leaves missed 400 times reads 2). Misses fade: every account's count
 //! halves each [`DECAY_MISSES`] misses of the whole index, so a contract
-//! hot long ago loses its window. The window is aligned and never runs
-//! past a leaf of another account or a leaf that is not the next block on
-//! disk (a leaf rewritten by a checkpoint moved).
+//! hot long ago loses its window. When the window covers the account's
+//! whole span (its own leaves and the leaf before them, which holds its
+//! first records) the miss reads that span, so a small account comes in
+//! one request; otherwise the window is aligned and never runs past a
+//! leaf of another account. Either way a run stops at a leaf that is not
+//! the next block on disk (a leaf rewritten by a checkpoint moved).
 
 use alloy_primitives::map::HashMap;
 use std::ops::Range;
