@@ -442,6 +442,9 @@ pub struct OverlayBenchArgs {
     /// Blocks per persistence threshold.
     #[arg(long, default_value_t = 1024)]
     pub sweep_blocks: usize,
+    /// Repetitions of each hot root (their median is reported).
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub repetitions: u64,
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "FILE", value_parser = non_empty())]
     pub json: Option<String>,

@@ -79,6 +79,9 @@ pub struct OverlayFigures {
     pub warm_ms: f64,
     /// Root with the touched buckets already in memory (median).
     pub hot_ms: f64,
+    /// SHA-256 compressions of one hot root (the median repetition's
+    /// count), when the build counts them.
+    pub hot_compressions: Option<u64>,
 }
 
 /// One persistence threshold's run.
@@ -265,12 +268,18 @@ fn measure_overlay(
     db.apply(&writes).map_err(engine_error("apply"))?;
     let warm_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut hot = Vec::with_capacity(config.repetitions);
+    let mut hot_compressions = Vec::with_capacity(config.repetitions);
     for _ in 0..config.repetitions {
         db.discard_uncommitted();
+        let before = ubt_spec::hash::compressions();
         let started = Instant::now();
         db.apply(&writes).map_err(engine_error("apply"))?;
         hot.push(started.elapsed().as_secs_f64() * 1e3);
+        if let Some((after, before)) = ubt_spec::hash::compressions().zip(before) {
+            hot_compressions.push(after - before);
+        }
     }
+    hot_compressions.sort_unstable();
     db.discard_uncommitted();
     drop(db);
     Ok(OverlayFigures {
@@ -280,6 +289,7 @@ fn measure_overlay(
         cold_ms,
         warm_ms,
         hot_ms: median(&hot),
+        hot_compressions: hot_compressions.get(hot_compressions.len() / 2).copied(),
     })
 }
 
@@ -349,14 +359,21 @@ pub fn to_markdown(report: &OverlayBenchReport) -> String {
     );
     let _ = writeln!(
         md,
-        "| overlay | writes | buckets | root cold | root warm | root hot (median) |"
+        "| overlay | writes | buckets | root cold | root warm | root hot (median) | hot root's SHA-256 compressions |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
     for o in &report.overlays {
         let _ = writeln!(
             md,
-            "| {} accounts | {} | {} | {:.1} ms | {:.2} ms | {:.2} ms |",
-            o.accounts, o.writes, o.buckets, o.cold_ms, o.warm_ms, o.hot_ms
+            "| {} accounts | {} | {} | {:.1} ms | {:.2} ms | {:.2} ms | {} |",
+            o.accounts,
+            o.writes,
+            o.buckets,
+            o.cold_ms,
+            o.warm_ms,
+            o.hot_ms,
+            o.hot_compressions
+                .map_or_else(|| "-".to_owned(), |c| c.to_string())
         );
     }
     let _ = writeln!(

@@ -33,8 +33,12 @@ use crate::gen::RandomPairs;
 use crate::measure::cold::{make_cold, make_warm, resident_bytes, ColdReport};
 use crate::measure::device::{probe, DeviceLimits, DeviceProbeOptions, PairedDeviceReads};
 use crate::measure::diskstats::DeviceCounters;
+use crate::measure::hash_rate::{self, HashRate};
 use crate::measure::memory;
 use crate::statistics::{quantile_sorted, QuantileMethod};
+
+/// How long [`hash_rate::measure`] hashes.
+const HASH_RATE_DURATION: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -196,6 +200,9 @@ pub struct BlockFigures {
     pub bytes_per_slot: f64,
     /// The block's I/O lower bound: its bucket reads at the device's QD32 rate.
     pub io_bound_ms: Option<f64>,
+    /// SHA-256 compressions during the block (apply and commit, every
+    /// thread), when the build counts them.
+    pub compressions: Option<u64>,
 }
 
 /// The checkpoint after the blocks.
@@ -215,6 +222,25 @@ pub struct CheckpointFigures {
     /// Every checkpoint byte since the warm blocks began (theirs and the
     /// final one's) per slot they updated.
     pub bytes_per_slot: f64,
+}
+
+/// How much of a warm block's time its hashing would take at the cores'
+/// raw rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct HashingShare {
+    /// Whose blocks: the store's or the in-memory reference's.
+    pub what: String,
+    /// Median SHA-256 compressions per warm block.
+    pub compressions: u64,
+    /// Those per write.
+    pub compressions_per_write: f64,
+    /// Median warm block time, milliseconds.
+    pub block_ms: f64,
+    /// Compressions per second achieved over the block.
+    pub achieved_per_s: f64,
+    /// `achieved_per_s` over the raw rate: the share of the block's time
+    /// that is hashing at full speed.
+    pub share: f64,
 }
 
 /// A target and whether the run met it.
@@ -260,6 +286,11 @@ pub struct StoreBenchReport {
     /// The in-memory reference on the same state and writes (measured
     /// after the store is closed; not in the memory figures).
     pub reference: Option<ReferenceFigures>,
+    /// The cores' raw SHA-256 rate, measured after the blocks.
+    pub hash_rate: HashRate,
+    /// The warm blocks' hashing against that rate (the store's, and the
+    /// reference's when it ran), when the build counts compressions.
+    pub hashing_share: Vec<HashingShare>,
     /// Targets.
     pub targets: Vec<TargetCheck>,
 }
@@ -352,6 +383,8 @@ pub fn run(
     let checkpoint = final_checkpoint(&mut db, &warm)?;
     let resident_bytes_open = memory::resident_bytes();
     db.close().map_err(engine_error("closing"))?;
+    progress("raw SHA-256 rate of the cores");
+    let hash_rate = hash_rate::measure(HASH_RATE_DURATION);
     if !config.keep_db {
         let _ = std::fs::remove_dir_all(&db_dir);
     }
@@ -379,8 +412,11 @@ pub fn run(
         peak_resident_bytes,
         resident_bytes_open,
         reference,
+        hash_rate,
+        hashing_share: Vec::new(),
         targets: Vec::new(),
     };
+    report.hashing_share = hashing_share(&report);
     report.targets = targets(&report);
     Ok(report)
 }
@@ -645,11 +681,15 @@ fn update_block(
     // Diagnostics, not stats: stats walks the whole upper trie (O(N)).
     let written_before = db.diagnostics().io.bytes_written;
     let device_before = counters.and_then(DeviceCounters::sectors_written);
+    let compressions_before = ubt_spec::hash::compressions();
     let started = Instant::now();
     db.apply(writes).map_err(engine_error("apply"))?;
     let applied = Instant::now();
     db.commit().map_err(engine_error("commit"))?;
     let done = Instant::now();
+    let compressions = ubt_spec::hash::compressions()
+        .zip(compressions_before)
+        .map(|(after, before)| after - before);
     let device_after = counters.and_then(DeviceCounters::sectors_written);
     let diagnostics = db.diagnostics();
     let timing = diagnostics.last_apply;
@@ -668,6 +708,7 @@ fn update_block(
         device_bytes_written: device_before.zip(device_after).map(|(b, a)| (a - b) * 512),
         bytes_per_slot: store_bytes_written as f64 / writes.len() as f64,
         io_bound_ms: qd32.map(|iops| timing.buckets_read as f64 / iops * 1e3),
+        compressions,
     })
 }
 
@@ -690,6 +731,49 @@ fn final_checkpoint(db: &mut Db, warm: &WarmStart) -> Result<CheckpointFigures, 
         slots_since_previous: warm.slots,
         bytes_per_slot: (bytes + bytes_during_blocks) as f64 / warm.slots.max(1) as f64,
     })
+}
+
+/// The warm blocks' hashing share: the store's, then the reference's.
+fn hashing_share(report: &StoreBenchReport) -> Vec<HashingShare> {
+    let raw = report.hash_rate.compressions_per_s;
+    let row = |what: &str, blocks: &[(u64, f64, u64)]| -> Option<HashingShare> {
+        if blocks.is_empty() || raw <= 0.0 {
+            return None;
+        }
+        let mut counts: Vec<u64> = blocks.iter().map(|b| b.0).collect();
+        counts.sort_unstable();
+        // The nearest-rank median, as `median` takes it.
+        let compressions = counts[(counts.len() - 1) / 2];
+        let block_ms = median(blocks.iter().map(|b| b.1));
+        let writes = median(blocks.iter().map(|b| b.2 as f64));
+        let achieved_per_s = compressions as f64 / (block_ms / 1e3);
+        Some(HashingShare {
+            what: what.to_string(),
+            compressions,
+            compressions_per_write: compressions as f64 / writes.max(1.0),
+            block_ms,
+            achieved_per_s,
+            share: achieved_per_s / raw,
+        })
+    };
+    let store: Vec<(u64, f64, u64)> = report
+        .blocks
+        .iter()
+        .filter(|b| b.phase == "warm")
+        .filter_map(|b| Some((b.compressions?, b.total_ms, b.writes)))
+        .collect();
+    let mut rows: Vec<HashingShare> = row("store warm block", &store).into_iter().collect();
+    if let Some(reference) = &report.reference {
+        let blocks: Vec<(u64, f64, u64)> = reference
+            .warm_ms
+            .iter()
+            .zip(&reference.warm_compressions)
+            .zip(&reference.warm_writes)
+            .map(|((&ms, &compressions), &writes)| (compressions, ms, writes))
+            .collect();
+        rows.extend(row("in-memory FastTree, same writes", &blocks));
+    }
+    rows
 }
 
 /// The nearest-rank median (an observed value) of `values`.
@@ -807,6 +891,7 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
     markdown_reads(&mut md, report);
     markdown_blocks(&mut md, &report.blocks);
     markdown_reference(&mut md, report);
+    markdown_hashing(&mut md, report);
     markdown_checkpoint_and_targets(&mut md, report);
     markdown_memory(&mut md, report);
     md
@@ -950,7 +1035,6 @@ fn markdown_blocks(md: &mut String, blocks: &[BlockFigures]) {
     }
 }
 
-/// The checkpoint and the targets.
 /// The in-memory reference's line, when it ran.
 fn markdown_reference(md: &mut String, report: &StoreBenchReport) {
     let Some(r) = &report.reference else {
@@ -965,6 +1049,34 @@ fn markdown_reference(md: &mut String, report: &StoreBenchReport) {
     );
 }
 
+/// The warm blocks' hashing against the cores' raw rate.
+fn markdown_hashing(md: &mut String, report: &StoreBenchReport) {
+    let rate = &report.hash_rate;
+    let _ = writeln!(
+        md,
+        "\nRaw SHA-256 on the same cores ({} threads, 64-byte messages through the batch kernel): {:.2} M compressions/s.\n",
+        rate.threads,
+        rate.compressions_per_s / 1e6
+    );
+    if report.hashing_share.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "| warm blocks | compressions (median) | per write | block ms (median) | achieved | share of raw |\n|---|---|---|---|---|---|");
+    for row in &report.hashing_share {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.1} | {:.1} | {:.2} M/s | {:.2} |",
+            row.what,
+            row.compressions,
+            row.compressions_per_write,
+            row.block_ms,
+            row.achieved_per_s / 1e6,
+            row.share
+        );
+    }
+}
+
+/// The checkpoint and the targets.
 fn markdown_checkpoint_and_targets(md: &mut String, report: &StoreBenchReport) {
     let k = &report.checkpoint;
     let _ = writeln!(

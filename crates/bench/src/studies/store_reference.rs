@@ -45,6 +45,11 @@ pub struct ReferenceFigures {
     pub warm_ms: Vec<f64>,
     /// Their median.
     pub warm_median_ms: f64,
+    /// SHA-256 compressions of each warm block, when the build counts
+    /// them (else empty).
+    pub warm_compressions: Vec<u64>,
+    /// Writes of each warm block.
+    pub warm_writes: Vec<u64>,
 }
 
 /// Builds the reference over `entries`, applies `blocks` in order, times
@@ -58,12 +63,21 @@ pub(crate) fn measure_reference(
     let build_s = started.elapsed().as_secs_f64();
     let heap_bytes = tree.heap_bytes() as u64;
     let mut warm_ms = Vec::new();
+    let mut warm_compressions = Vec::new();
+    let mut warm_writes = Vec::new();
     for (index, block) in blocks.iter().enumerate() {
+        let compressions_before = ubt_spec::hash::compressions();
         let started = Instant::now();
         tree.insert_batch(&block.writes);
         let root = B256::from(tree.root());
         if block.warm {
             warm_ms.push(started.elapsed().as_secs_f64() * 1e3);
+            warm_writes.push(block.writes.len() as u64);
+            if let (Some(before), Some(after)) =
+                (compressions_before, ubt_spec::hash::compressions())
+            {
+                warm_compressions.push(after - before);
+            }
         }
         if root != block.root {
             return Err(BenchError::Engine {
@@ -82,6 +96,8 @@ pub(crate) fn measure_reference(
         heap_bytes,
         warm_ms,
         warm_median_ms,
+        warm_compressions,
+        warm_writes,
     })
 }
 
@@ -120,6 +136,10 @@ mod tests {
         let pairs = RandomPairs::new(2_000, 9);
         let figures = measure_reference(&pairs, &blocks(&pairs, None)).unwrap();
         assert_eq!(figures.warm_ms.len(), 2);
+        assert_eq!(figures.warm_writes, [50, 50]);
+        // Each warm block rehashed at least its 50 changed leaves.
+        assert_eq!(figures.warm_compressions.len(), 2);
+        assert!(figures.warm_compressions.iter().all(|&c| c >= 50));
         assert!(figures.heap_bytes > 0);
         let error = measure_reference(&pairs, &blocks(&pairs, Some(1))).unwrap_err();
         assert!(error.to_string().contains("after block 2"), "{error}");

@@ -20,6 +20,7 @@ pub fn run(args: &OverlayBenchArgs) -> Result<(), CliError> {
     let mut config = OverlayBenchConfig::new(PathBuf::from(&args.dir));
     config.accounts = args.accounts;
     config.sweep_blocks = args.sweep_blocks;
+    config.repetitions = usize::try_from(args.repetitions).unwrap_or(usize::MAX);
     let started = Instant::now();
     let report = run_bench(&config, &mut |phase| {
         output::note(format_args!(

@@ -58,6 +58,7 @@ pub(crate) fn interleaved() -> bool {
 /// If `out` and `messages` differ in length.
 pub fn hash64_many(messages: &[[u8; 64]], out: &mut [Hash]) {
     assert_eq!(messages.len(), out.len(), "one output per message");
+    super::count::add(2 * messages.len() as u64);
     #[cfg(target_arch = "x86_64")]
     if let Some(kernel) = accelerated() {
         return kernel.hash64_many(messages, out);
@@ -77,6 +78,7 @@ pub fn hash64_many(messages: &[[u8; 64]], out: &mut [Hash]) {
 /// If `out` and `messages` differ in length.
 pub fn hash32_many(messages: &[[u8; 32]], out: &mut [Hash]) {
     assert_eq!(messages.len(), out.len(), "one output per message");
+    super::count::add(messages.len() as u64);
     #[cfg(target_arch = "x86_64")]
     if let Some(kernel) = accelerated() {
         return kernel.hash32_many(messages, out);

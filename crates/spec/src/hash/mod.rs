@@ -16,11 +16,13 @@ use sha2::{Digest, Sha256};
 
 #[cfg(target_arch = "x86_64")]
 mod constants;
+mod count;
 mod lone;
 mod many;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
+pub use count::{compressions, compressions_on_this_thread};
 pub(crate) use lone::{lone_leaf_stems, LoneLeaf};
 pub(crate) use many::interleaved;
 pub use many::{force_portable, hash32_many, hash64_many, is_forced_portable};
@@ -62,6 +64,7 @@ fn state_to_bytes(state: &[u32; 8]) -> Hash {
 /// precomputed padding schedule) where the CPU has it, else `sha2`.
 #[inline]
 pub fn hash64(message: &[u8; 64]) -> Hash {
+    count::add(2);
     #[cfg(target_arch = "x86_64")]
     if let Some(kernel) = many::accelerated() {
         let mut out = [ZERO_HASH];
@@ -94,6 +97,7 @@ pub fn hash_pair(left: &Hash, right: &Hash) -> Hash {
 /// where the CPU has it, else `sha2`.
 #[inline]
 pub fn hash32(message: &[u8; 32]) -> Hash {
+    count::add(1);
     #[cfg(target_arch = "x86_64")]
     if let Some(kernel) = many::accelerated() {
         let mut out = [ZERO_HASH];
@@ -117,6 +121,7 @@ pub(crate) fn hash32_portable(message: &[u8; 32]) -> Hash {
 
 /// SHA-256 of an arbitrary byte string.
 pub fn sha256(message: &[u8]) -> Hash {
+    count::add(count::blocks_for(message.len()));
     Sha256::digest(message).into()
 }
 
