@@ -372,16 +372,29 @@ impl Bucket {
     /// The bucket's summary: recomputes stale sub-buckets (and the hashes
     /// of their stems), then combines the four sub-bucket summaries.
     pub fn summary(&mut self) -> Summary {
-        let depth = self.prefix.len() + SUB_BITS;
-        let stale: Vec<usize> = (0..SUB_COUNT).filter(|&sub| !self.sub_fresh[sub]).collect();
+        let stale = self.stale_ranges();
         if !stale.is_empty() {
-            let ranges: Vec<std::ops::Range<usize>> =
-                stale.iter().map(|&sub| self.sub_range(sub)).collect();
-            self.hash_stems(ranges.iter().cloned());
-            for (&sub, range) in stale.iter().zip(ranges) {
-                self.sub[sub] = subtrie_summary(&self.stems[range], depth);
-                self.sub_fresh[sub] = true;
-            }
+            self.hash_stems(stale.iter().map(|(_, range)| range.clone()));
+        }
+        self.finish_summary(stale)
+    }
+
+    /// The stale sub-buckets and the ranges of their stems.
+    fn stale_ranges(&self) -> Vec<(usize, std::ops::Range<usize>)> {
+        (0..SUB_COUNT)
+            .filter(|&sub| !self.sub_fresh[sub])
+            .map(|sub| (sub, self.sub_range(sub)))
+            .collect()
+    }
+
+    /// Recomputes the `stale` sub-buckets' summaries from their stems'
+    /// hashes (all present) and combines the four.
+    fn finish_summary(&mut self, stale: Vec<(usize, std::ops::Range<usize>)>) -> Summary {
+        let depth = self.prefix.len() + SUB_BITS;
+        for (sub, range) in stale {
+            debug_assert!(self.stems[range.clone()].iter().all(|e| e.hash().is_some()));
+            self.sub[sub] = subtrie_summary(&self.stems[range], depth);
+            self.sub_fresh[sub] = true;
         }
         self.summary_of_subs()
     }
@@ -493,6 +506,49 @@ impl Bucket {
 /// `prefix_len`: the [`SUB_BITS`] stem bits after the prefix.
 pub(crate) fn sub_bucket_of(prefix_len: usize, stem: &Stem) -> usize {
     (0..SUB_BITS).fold(0, |acc, i| acc << 1 | usize::from(stem.bit(prefix_len + i)))
+}
+
+/// The summary of each bucket, as [`Bucket::summary`] would return it,
+/// with the stems every bucket needs hashed in one batched call across
+/// all of them: a bucket with one changed stem leaves most of the
+/// interleaved hasher's lanes idle, many buckets together fill them.
+pub fn summaries(buckets: &mut [&mut Bucket]) -> Vec<Summary> {
+    let stale: Vec<Vec<(usize, std::ops::Range<usize>)>> =
+        buckets.iter().map(|bucket| bucket.stale_ranges()).collect();
+    let mut missing: Vec<(usize, usize)> = Vec::new();
+    for (index, (bucket, subs)) in buckets.iter().zip(&stale).enumerate() {
+        for (_, range) in subs {
+            missing.extend(
+                range
+                    .clone()
+                    .filter(|&at| bucket.stems[at].hash().is_none())
+                    .map(|at| (index, at)),
+            );
+        }
+    }
+    if !missing.is_empty() {
+        let views: Vec<EntryLeaves<'_>> = missing
+            .iter()
+            .map(|&(index, at)| {
+                let bucket = &buckets[index];
+                EntryLeaves {
+                    entry: &bucket.stems[at],
+                    values: &bucket.values[bucket.stems[at].value_range()],
+                }
+            })
+            .collect();
+        let mut hashes = vec![[0u8; 32]; views.len()];
+        stem_hashes(&views, &mut hashes);
+        drop(views);
+        for ((index, at), hash) in missing.into_iter().zip(hashes) {
+            buckets[index].stems[at].set_hash(hash);
+        }
+    }
+    buckets
+        .iter_mut()
+        .zip(stale)
+        .map(|(bucket, subs)| bucket.finish_summary(subs))
+        .collect()
 }
 
 /// A stem entry and its values, as the batched stem hasher sees them.

@@ -119,6 +119,38 @@ proptest! {
     }
 
     #[test]
+    fn summaries_together_equal_each_buckets_own(
+        batches in prop::collection::vec(
+            (
+                prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 0..120),
+                prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 0..8),
+            ),
+            0..12,
+        ),
+    ) {
+        // Each bucket is hashed once (its stems carry hashes), then
+        // changed a little, so some stems need hashing and some do not.
+        let mut alone = Vec::new();
+        for (before, after) in &batches {
+            let mut bucket = Bucket::new(Prefix::ROOT);
+            apply(&mut bucket, before);
+            bucket.summary();
+            apply(&mut bucket, after);
+            alone.push(bucket);
+        }
+        let mut together = alone.clone();
+        let expected: Vec<Summary> = alone.iter_mut().map(Bucket::summary).collect();
+        let mut refs: Vec<&mut Bucket> = together.iter_mut().collect();
+        let summaries = summaries(&mut refs);
+        prop_assert_eq!(summaries, expected);
+        for (bucket, hashed_alone) in together.iter_mut().zip(&alone) {
+            // Both fresh afterwards, with the same stem hashes: they
+            // encode alike.
+            prop_assert_eq!(encode(bucket), encode(hashed_alone));
+        }
+    }
+
+    #[test]
     fn undo_restores_the_previous_bucket(
         before in prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 0..100),
         after in prop::collection::vec((key_strategy(), any::<[u8; 32]>().prop_map(B256::from)), 1..60),

@@ -1,8 +1,11 @@
 //! Applying writes: find each write's bucket, issue one batch of reads for
 //! the buckets not in memory, and as each bucket arrives decode it, write
 //! it, split it if it overflows and rehash it on the thread pool, so that
-//! hashing overlaps the reads still in flight. Then the upper trie is
-//! rehashed along the touched paths. Nothing is written to disk here.
+//! hashing overlaps the reads still in flight. Buckets already at hand go
+//! to the pool in chunks, and a chunk's buckets are written first and then
+//! hashed together, so the stems of many buckets share the interleaved
+//! hasher's lanes. Then the upper trie is rehashed along the touched
+//! paths. Nothing is written to disk here.
 //!
 //! If a read or decode fails, every bucket is put back as it was and the
 //! error is returned: a failed apply changes nothing.
@@ -79,8 +82,23 @@ struct Target {
     extent: Option<Extent>,
 }
 
-/// Writes, rehashes and splits one bucket.
-fn process(mut bucket: Box<Bucket>, writes: &[(B256, Option<B256>)], memory_before: usize) -> Work {
+/// A touched bucket with its writes applied, before its pieces are hashed.
+struct Written {
+    /// The bucket's pieces (one unless it split).
+    pieces: Vec<Bucket>,
+    undo: Vec<(B256, Option<B256>)>,
+    stems_before: usize,
+    leaves_before: usize,
+    memory_before: usize,
+}
+
+/// Applies `writes` to `bucket` and splits it if it overflows; the pieces
+/// are hashed by [`finish`].
+fn write(
+    mut bucket: Box<Bucket>,
+    writes: &[(B256, Option<B256>)],
+    memory_before: usize,
+) -> Written {
     let stems_before = bucket.stem_count();
     let leaves_before = bucket.leaf_count();
     let undo = if writes.len() >= MERGE_WRITES_MIN {
@@ -112,16 +130,8 @@ fn process(mut bucket: Box<Bucket>, writes: &[(B256, Option<B256>)], memory_befo
         }
         undo
     };
-    let pieces = (*bucket)
-        .split_to_fit()
-        .into_iter()
-        .map(|mut piece| {
-            let summary = piece.summary();
-            (piece, summary)
-        })
-        .collect();
-    Work {
-        pieces,
+    Written {
+        pieces: (*bucket).split_to_fit(),
         undo,
         stems_before,
         leaves_before,
@@ -129,19 +139,56 @@ fn process(mut bucket: Box<Bucket>, writes: &[(B256, Option<B256>)], memory_befo
     }
 }
 
-/// Decodes then processes.
-fn decode_and_process(
+/// Hashes the pieces of every written bucket (their stems in one batched
+/// call, [`crate::bucket::summaries`]) into their works, in order.
+fn finish(mut written: Vec<Written>) -> Vec<Work> {
+    let mut pieces: Vec<&mut Bucket> = written
+        .iter_mut()
+        .flat_map(|w| w.pieces.iter_mut())
+        .collect();
+    let mut summaries = crate::bucket::summaries(&mut pieces).into_iter();
+    drop(pieces);
+    written
+        .into_iter()
+        .map(|w| Work {
+            pieces: w
+                .pieces
+                .into_iter()
+                .map(|piece| {
+                    let summary = summaries
+                        .next()
+                        .unwrap_or_else(|| unreachable!("one summary per piece"));
+                    (piece, summary)
+                })
+                .collect(),
+            undo: w.undo,
+            stems_before: w.stems_before,
+            leaves_before: w.leaves_before,
+            memory_before: w.memory_before,
+        })
+        .collect()
+}
+
+/// Hashes one written bucket's pieces into its work.
+fn finish_one(written: Written) -> Work {
+    finish(vec![written])
+        .pop()
+        .unwrap_or_else(|| unreachable!("one work per written bucket"))
+}
+
+/// Decodes then writes.
+fn decode_and_write(
     bytes: &[u8],
     target: &Target,
     writes: &[(B256, Option<B256>)],
     checked: Checksum,
-) -> Result<Work> {
+) -> Result<Written> {
     let extent = target
         .extent
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
     let location = BlockAt(&extent);
     let bucket = codec::decode_with(bytes, &target.prefix, target.crc, &location, checked)?;
-    Ok(process(Box::new(bucket), writes, 0))
+    Ok(write(Box::new(bucket), writes, 0))
 }
 
 /// Writes to one bucket: the bucket and the range of its writes.
@@ -199,14 +246,15 @@ fn process_groups(
         while at_hand.peek().is_some() {
             let tasks: Vec<(usize, Input)> = at_hand.by_ref().take(chunk).collect();
             scope.spawn(move |_| {
+                // Write every bucket of the chunk, then hash them together.
+                let mut written = Vec::with_capacity(tasks.len());
+                let mut written_indices = Vec::with_capacity(tasks.len());
                 for (index, input) in tasks {
                     let range = groups[index].1.clone();
-                    let work = match input {
-                        Input::Ready(bucket, memory) => {
-                            Ok(process(bucket, &ordered[range], memory))
-                        }
+                    let outcome = match input {
+                        Input::Ready(bucket, memory) => Ok(write(bucket, &ordered[range], memory)),
                         // Cached bytes passed their checksum when cached.
-                        Input::Bytes(bytes) => decode_and_process(
+                        Input::Bytes(bytes) => decode_and_write(
                             &bytes,
                             &targets[index],
                             &ordered[range],
@@ -214,7 +262,19 @@ fn process_groups(
                         ),
                         Input::Read(_) => unreachable!("reads are issued below"),
                     };
-                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+                    match outcome {
+                        Ok(bucket) => {
+                            written.push(bucket);
+                            written_indices.push(index);
+                        }
+                        Err(error) => {
+                            *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(Err(error));
+                        }
+                    }
+                }
+                for (index, work) in written_indices.into_iter().zip(finish(written)) {
+                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(work));
                 }
             });
         }
@@ -233,7 +293,8 @@ fn process_groups(
                     let range = groups[index].1.clone();
                     scope.spawn(move |_| {
                         let work =
-                            decode_and_process(&bytes, &targets[index], &ordered[range], checked);
+                            decode_and_write(&bytes, &targets[index], &ordered[range], checked)
+                                .map(finish_one);
                         *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
                     });
                 }
