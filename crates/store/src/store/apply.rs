@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use alloy_primitives::B256;
+use rayon::prelude::*;
 use ubt_spec::key::{sub_index, Stem};
 
 use super::read::{cache_if_checked, BlockAt};
@@ -51,6 +52,10 @@ pub struct ApplyTiming {
 
 /// Writes to one bucket at or above which they are merged in one pass.
 const MERGE_WRITES_MIN: usize = 32;
+
+/// Writes in a batch at or above which their buckets are located on the
+/// thread pool.
+const PARALLEL_LOCATE_MIN: usize = 2_048;
 
 /// One touched bucket's result.
 struct Work {
@@ -407,12 +412,21 @@ impl Store {
         // most 1 GiB, 32 bytes or more per write), so its indices fit a u32.
         debug_assert!(u32::try_from(writes.len()).is_ok());
         #[allow(clippy::cast_possible_truncation)]
-        let mut located: Vec<(BucketId, u32)> = writes
-            .iter()
-            .enumerate()
-            .map(|(index, (key, _))| (self.tree.trie.locate(&Stem::of_key(key)).1, index as u32))
-            .collect();
-        located.sort_unstable();
+        let locate = |(index, (key, _)): (usize, &(B256, Option<B256>))| {
+            (self.tree.trie.locate(&Stem::of_key(key)).1, index as u32)
+        };
+        // Each walk down the upper trie waits on memory; a large batch
+        // walks on every core (the pool is idle until the buckets go to it).
+        let located: Vec<(BucketId, u32)> = if writes.len() >= PARALLEL_LOCATE_MIN {
+            let mut located: Vec<(BucketId, u32)> =
+                writes.par_iter().enumerate().map(locate).collect();
+            located.par_sort_unstable();
+            located
+        } else {
+            let mut located: Vec<(BucketId, u32)> = writes.iter().enumerate().map(locate).collect();
+            located.sort_unstable();
+            located
+        };
         let ordered = located.iter().map(|(_, i)| writes[*i as usize]).collect();
         let mut groups: Vec<Group> = Vec::new();
         for (position, (bucket, _)) in located.iter().enumerate() {
