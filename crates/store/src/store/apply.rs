@@ -28,7 +28,7 @@ use crate::format::Extent;
 use crate::io::{ReadRequest, StoreFile};
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::{id_of, BucketId};
+use crate::upper::{id_of, BucketId, NodeId};
 
 /// Where the time of the last [`Store::apply`] went, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -377,11 +377,20 @@ impl Store {
             return Err(error);
         }
         let buckets_touched = works.len() as u64;
+        // Every group has its work here (a failure returned above).
+        let prefixes: Vec<Prefix> = groups
+            .iter()
+            .map(|(bucket, _)| self.tree.buckets[*bucket as usize].prefix())
+            .collect();
+        let leaves = self.tree.trie.mark_paths(&prefixes);
         let mut undo = Vec::with_capacity(writes.len());
-        for ((bucket, _), work) in groups.iter().zip(works) {
-            if let Some(work) = work {
-                undo.extend(self.integrate(*bucket, work));
-            }
+        for ((((bucket, _), work), leaf), prefix) in
+            groups.iter().zip(works).zip(leaves).zip(prefixes)
+        {
+            let Some(work) = work else {
+                unreachable!("a group without its work returned an error above")
+            };
+            undo.extend(self.integrate(*bucket, leaf, prefix, work));
         }
         self.tree.root = self.tree.trie.rehash().hash;
         let micros = |from: Instant, to: Instant| {
@@ -508,14 +517,24 @@ impl Store {
             work.undo.clear();
             work.stems_before = work.pieces.iter().map(|(p, _)| p.stem_count()).sum();
             work.leaves_before = work.pieces.iter().map(|(p, _)| p.leaf_count()).sum();
-            self.integrate(*bucket, work);
+            let prefix = self.tree.buckets[*bucket as usize].prefix();
+            let leaf = self.tree.trie.mark_path(&prefix);
+            self.integrate(*bucket, leaf, prefix, work);
         }
         self.tree.root = self.tree.trie.rehash().hash;
     }
 
     /// Puts a processed bucket (or its split pieces) back into the table and
     /// the upper trie; returns the bucket's undo entries.
-    fn integrate(&mut self, bucket: BucketId, work: Work) -> Vec<(B256, Option<B256>)> {
+    /// `leaf` is the bucket's leaf, `prefix` its prefix, its path already
+    /// marked stale ([`crate::upper::UpperTrie::mark_paths`]).
+    fn integrate(
+        &mut self,
+        bucket: BucketId,
+        leaf: NodeId,
+        prefix: Prefix,
+        work: Work,
+    ) -> Vec<(B256, Option<B256>)> {
         let Work {
             pieces,
             undo,
@@ -523,8 +542,6 @@ impl Store {
             leaves_before,
             memory_before,
         } = work;
-        let prefix = self.tree.buckets[bucket as usize].prefix();
-        let leaf = self.tree.trie.mark_path(&prefix);
         let stems_after: usize = pieces.iter().map(|(b, _)| b.stem_count()).sum();
         let leaves_after: usize = pieces.iter().map(|(b, _)| b.leaf_count()).sum();
         let memory_after: usize = pieces.iter().map(|(b, _)| b.memory_bytes()).sum();

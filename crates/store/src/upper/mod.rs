@@ -34,6 +34,9 @@ pub type BucketId = u32;
 /// The root node's id.
 pub const ROOT: NodeId = 0;
 
+/// Paths [`UpperTrie::mark_paths`] walks side by side.
+const MARK_LANES: usize = 8;
+
 /// The id of entry `index` of the node arena or the bucket table. Both are
 /// resident, and 2^32 entries (over 200 GiB of them) cannot be held, so
 /// every index fits a `u32` id.
@@ -98,6 +101,14 @@ pub struct UpperTrie {
     group_depth: u8,
     /// Where walks to a stem's bucket start ([`UpperTrie::locate`]).
     shortcuts: Shortcuts,
+    /// Internal nodes that turned stale since the last rehash, in the
+    /// order they did; every stale internal node is here once
+    /// `marked_complete` is set.
+    marked: Vec<NodeId>,
+    /// Whether `marked` holds every stale internal node: not for a trie
+    /// built stale (a bulk build) until its first rehash, which then
+    /// walks the stale nodes from the root instead.
+    marked_complete: bool,
 }
 
 impl UpperTrie {
@@ -117,6 +128,8 @@ impl UpperTrie {
             pages,
             group_depth,
             shortcuts,
+            marked: Vec::new(),
+            marked_complete: false,
         }
     }
 
@@ -136,6 +149,7 @@ impl UpperTrie {
         self.nodes.capacity() * std::mem::size_of::<UpperNode>()
             + self.shortcuts.memory_bytes()
             + self.pages.capacity() * (std::mem::size_of::<(NodeId, PageState)>() + 1)
+            + self.marked.capacity() * std::mem::size_of::<NodeId>()
     }
 
     /// The page rooted at `id`, if `id` roots one.
@@ -190,9 +204,12 @@ impl UpperTrie {
         let mut id = ROOT;
         loop {
             let node = &mut self.nodes[id as usize];
-            node.stale = true;
+            let newly = !std::mem::replace(&mut node.stale, true);
             let link = node.link;
             let depth = node.depth;
+            if newly && matches!(link, Link::Internal(_)) {
+                self.marked.push(id);
+            }
             // Only internal nodes at page-root depths root a page: skip
             // the table lookup elsewhere (most levels of a path).
             if matches!(link, Link::Internal(_)) && self.is_page_root_depth(usize::from(depth)) {
@@ -207,6 +224,51 @@ impl UpperTrie {
                 }
             }
         }
+    }
+
+    /// [`UpperTrie::mark_path`] for each of `prefixes`, returning the
+    /// leaves in order. The walks go side by side, [`MARK_LANES`] at a
+    /// time and one level per step: a step's node loads are independent of
+    /// each other, so the cache misses of different paths overlap instead
+    /// of following one another (most levels of a large trie miss).
+    pub fn mark_paths(&mut self, prefixes: &[Prefix]) -> Vec<NodeId> {
+        let mut leaves = Vec::with_capacity(prefixes.len());
+        for chunk in prefixes.chunks(MARK_LANES) {
+            let mut ids = [ROOT; MARK_LANES];
+            let mut leaf_of: [Option<NodeId>; MARK_LANES] = [None; MARK_LANES];
+            let mut walking = chunk.len();
+            while walking > 0 {
+                for (lane, prefix) in chunk.iter().enumerate() {
+                    if leaf_of[lane].is_some() {
+                        continue;
+                    }
+                    let id = ids[lane];
+                    let node = &mut self.nodes[id as usize];
+                    let newly = !std::mem::replace(&mut node.stale, true);
+                    let (link, depth) = (node.link, usize::from(node.depth));
+                    match link {
+                        Link::Leaf(_) => {
+                            leaf_of[lane] = Some(id);
+                            walking -= 1;
+                        }
+                        Link::Internal(children) => {
+                            if newly {
+                                self.marked.push(id);
+                            }
+                            if self.is_page_root_depth(depth) {
+                                if let Some(page) = self.pages.get_mut(&id) {
+                                    page.dirty = true;
+                                }
+                            }
+                            ids[lane] = children[usize::from(prefix.bit(depth))];
+                        }
+                    }
+                }
+            }
+            leaves.extend(leaf_of[..chunk.len()].iter().flatten());
+        }
+        debug_assert_eq!(leaves.len(), prefixes.len());
+        leaves
     }
 
     /// Sets a leaf's summary (after its bucket was rehashed).
@@ -258,6 +320,8 @@ impl UpperTrie {
             let node = &mut self.nodes[id as usize];
             node.link = Link::Internal(children);
             node.stale = true;
+            // A leaf until now: not marked yet.
+            self.marked.push(id);
             if is_page_root {
                 self.pages.entry(id).or_default().dirty = true;
             }
@@ -291,7 +355,17 @@ impl UpperTrie {
     /// walk with one hash at a time left most of each core idle waiting on
     /// its previous hash.
     pub fn rehash(&mut self) -> Summary {
-        let levels = self.stale_levels();
+        let levels = if self.marked_complete {
+            self.marked_levels()
+        } else {
+            self.stale_levels()
+        };
+        debug_assert!(
+            !self.marked_complete || same_levels(&levels, &self.stale_levels()),
+            "a stale internal node was not marked"
+        );
+        self.marked.clear();
+        self.marked_complete = true;
         let mut messages: Vec<[u8; 64]> = Vec::new();
         let mut hashed: Vec<NodeId> = Vec::new();
         let mut hashes: Vec<[u8; 32]> = Vec::new();
@@ -336,6 +410,22 @@ impl UpperTrie {
         }
         debug_assert!(!self.nodes[ROOT as usize].stale);
         self.nodes[ROOT as usize].summary
+    }
+
+    /// The marked nodes (every stale internal node, when
+    /// `marked_complete`), by depth: no walk over the trie.
+    fn marked_levels(&self) -> Vec<Vec<NodeId>> {
+        let mut levels: Vec<Vec<NodeId>> = Vec::new();
+        for &id in &self.marked {
+            let node = &self.nodes[id as usize];
+            debug_assert!(node.stale && matches!(node.link, Link::Internal(_)));
+            let depth = usize::from(node.depth);
+            if levels.len() <= depth {
+                levels.resize_with(depth + 1, Vec::new);
+            }
+            levels[depth].push(id);
+        }
+        levels
     }
 
     /// The stale internal nodes, by depth (index `d` holds depth `d`).
@@ -499,6 +589,26 @@ fn hash_level(messages: &[[u8; 64]], out: &mut [[u8; 32]]) {
         .for_each(|(messages, out)| ubt_spec::hash::hash64_many(messages, out));
 }
 
+/// Whether two gatherings of stale nodes by depth hold the same nodes
+/// at every depth (in any order).
+fn same_levels(a: &[Vec<NodeId>], b: &[Vec<NodeId>]) -> bool {
+    let sorted = |levels: &[Vec<NodeId>]| -> Vec<Vec<NodeId>> {
+        let mut levels: Vec<Vec<NodeId>> = levels
+            .iter()
+            .map(|level| {
+                let mut level = level.clone();
+                level.sort_unstable();
+                level
+            })
+            .collect();
+        while levels.last().is_some_and(Vec::is_empty) {
+            levels.pop();
+        }
+        levels
+    };
+    sorted(a) == sorted(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,6 +619,76 @@ mod tests {
     #[test]
     fn an_arena_node_is_48_bytes() {
         assert_eq!(std::mem::size_of::<UpperNode>(), 48);
+    }
+
+    /// Marking paths side by side marks what marking them one by one
+    /// does (the same leaves, stale nodes and dirty pages), for any number
+    /// of paths, repeated leaves included.
+    #[test]
+    #[allow(clippy::cast_possible_truncation)] // test sizes
+    fn marking_paths_side_by_side_marks_as_one_by_one() {
+        let mut rng = ubt_spec::rng::SplitMix64(0x3a7c);
+        let root = UpperNode {
+            summary: Summary::EMPTY,
+            link: Link::Leaf(0),
+            depth: 0,
+            stale: false,
+        };
+        let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 3);
+        let mut leaves: Vec<(Prefix, NodeId)> = vec![(Prefix::ROOT, ROOT)];
+        for bucket in 1..600 {
+            let at = rng.below(leaves.len() as u64) as usize;
+            let (prefix, leaf) = leaves.swap_remove(at);
+            let (left, right) = (prefix.child(0).unwrap(), prefix.child(1).unwrap());
+            let pieces = [
+                (left, bucket * 2, Summary::EMPTY),
+                (right, bucket * 2 + 1, Summary::EMPTY),
+            ];
+            let ids = trie.replace_leaf(leaf, &prefix, &pieces);
+            leaves.extend([(left, ids[0]), (right, ids[1])]);
+        }
+        // A clean trie with pages at some page-root nodes, as after a
+        // checkpoint.
+        trie.pages.clear();
+        for (id, node) in trie.nodes.iter_mut().enumerate() {
+            node.stale = false;
+            if matches!(node.link, Link::Internal(_))
+                && usize::from(node.depth).is_multiple_of(3)
+                && id % 2 == 0
+            {
+                trie.pages.insert(id_of(id), PageState::default());
+            }
+        }
+        for count in [0usize, 1, 7, 8, 9, 100, 1_000] {
+            let picked: Vec<(Prefix, NodeId)> = (0..count)
+                .map(|_| leaves[rng.below(leaves.len() as u64) as usize])
+                .collect();
+            let prefixes: Vec<Prefix> = picked.iter().map(|(p, _)| *p).collect();
+            let mut one_by_one = trie.clone();
+            let expected: Vec<NodeId> = prefixes.iter().map(|p| one_by_one.mark_path(p)).collect();
+            let mut side_by_side = trie.clone();
+            let found = side_by_side.mark_paths(&prefixes);
+            assert_eq!(found, expected, "{count} paths");
+            assert_eq!(found, picked.iter().map(|(_, id)| *id).collect::<Vec<_>>());
+            let stale = |t: &UpperTrie| t.nodes.iter().map(|n| n.stale).collect::<Vec<_>>();
+            assert_eq!(stale(&side_by_side), stale(&one_by_one), "{count} paths");
+            let mut dirty_a: Vec<_> = side_by_side
+                .pages
+                .iter()
+                .map(|(k, v)| (*k, v.dirty))
+                .collect();
+            let mut dirty_b: Vec<_> = one_by_one
+                .pages
+                .iter()
+                .map(|(k, v)| (*k, v.dirty))
+                .collect();
+            dirty_a.sort_unstable();
+            dirty_b.sort_unstable();
+            assert_eq!(dirty_a, dirty_b, "{count} paths");
+            if count > 0 {
+                assert!(dirty_a.iter().any(|(_, dirty)| *dirty));
+            }
+        }
     }
 
     /// A random stem under `prefix`.
