@@ -21,13 +21,13 @@ use alloy_primitives::B256;
 use common::*;
 use ubt_spec::{ReferenceTree, StateTree};
 
-/// A block of 1 to 60 writes (one in four: up to 600; one in forty:
-/// 2,048 to 3,047, enough for the store to locate them on the thread
+/// A block of 1 to 60 writes (one in four: up to 600; one in eighty:
+/// 8,192 to 9,191, enough for the store to locate them on the thread
 /// pool) over mixed keys, about one value in eight zero.
 fn random_block(rng: &mut SplitMix64, known: &mut Vec<B256>) -> Vec<(B256, B256)> {
-    let size = match rng.below(40) {
-        0 => 2_048 + rng.below(1_000) as usize,
-        1..=10 => 1 + rng.below(600) as usize,
+    let size = match rng.below(80) {
+        0 => 8_192 + rng.below(1_000) as usize,
+        1..=20 => 1 + rng.below(600) as usize,
         _ => 1 + rng.below(60) as usize,
     };
     (0..size)

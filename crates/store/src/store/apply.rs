@@ -54,8 +54,10 @@ pub struct ApplyTiming {
 const MERGE_WRITES_MIN: usize = 32;
 
 /// Writes in a batch at or above which their buckets are located on the
-/// thread pool.
-const PARALLEL_LOCATE_MIN: usize = 2_048;
+/// thread pool. Below it the pool's wake-up and sort cost more than the
+/// walks they split: at 2,048, `sstore_seq` blocks of ~3,300 writes at
+/// 10 M were ~10 % slower in alternating pairs (docs/benchmarks.md).
+const PARALLEL_LOCATE_MIN: usize = 8_192;
 
 /// One touched bucket's result.
 struct Work {
