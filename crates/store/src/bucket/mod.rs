@@ -346,27 +346,13 @@ impl Bucket {
     /// Computes the hash of every stem in `ranges` that lacks one, all in
     /// one batched call (several stems hashed side by side).
     fn hash_stems(&mut self, ranges: impl IntoIterator<Item = std::ops::Range<usize>>) {
-        let missing: Vec<usize> = ranges
+        let missing: Vec<(usize, usize)> = ranges
             .into_iter()
             .flatten()
             .filter(|&at| self.stems[at].hash().is_none())
+            .map(|at| (0, at))
             .collect();
-        if missing.is_empty() {
-            return;
-        }
-        let views: Vec<EntryLeaves<'_>> = missing
-            .iter()
-            .map(|&at| EntryLeaves {
-                entry: &self.stems[at],
-                values: &self.values[self.stems[at].value_range()],
-            })
-            .collect();
-        let mut hashes = vec![[0u8; 32]; views.len()];
-        stem_hashes(&views, &mut hashes);
-        drop(views);
-        for (at, hash) in missing.into_iter().zip(hashes) {
-            self.stems[at].set_hash(hash);
-        }
+        hash_missing_stems(&mut [self], missing);
     }
 
     /// The bucket's summary: recomputes stale sub-buckets (and the hashes
@@ -526,29 +512,36 @@ pub fn summaries(buckets: &mut [&mut Bucket]) -> Vec<Summary> {
             );
         }
     }
-    if !missing.is_empty() {
-        let views: Vec<EntryLeaves<'_>> = missing
-            .iter()
-            .map(|&(index, at)| {
-                let bucket = &buckets[index];
-                EntryLeaves {
-                    entry: &bucket.stems[at],
-                    values: &bucket.values[bucket.stems[at].value_range()],
-                }
-            })
-            .collect();
-        let mut hashes = vec![[0u8; 32]; views.len()];
-        stem_hashes(&views, &mut hashes);
-        drop(views);
-        for ((index, at), hash) in missing.into_iter().zip(hashes) {
-            buckets[index].stems[at].set_hash(hash);
-        }
-    }
+    hash_missing_stems(buckets, missing);
     buckets
         .iter_mut()
         .zip(stale)
         .map(|(bucket, subs)| bucket.finish_summary(subs))
         .collect()
+}
+
+/// Hashes the stems at `missing` (index into `buckets`, stem position)
+/// in one batched call and stores each hash in its entry.
+fn hash_missing_stems(buckets: &mut [&mut Bucket], missing: Vec<(usize, usize)>) {
+    if missing.is_empty() {
+        return;
+    }
+    let views: Vec<EntryLeaves<'_>> = missing
+        .iter()
+        .map(|&(index, at)| {
+            let bucket = &buckets[index];
+            EntryLeaves {
+                entry: &bucket.stems[at],
+                values: &bucket.values[bucket.stems[at].value_range()],
+            }
+        })
+        .collect();
+    let mut hashes = vec![[0u8; 32]; views.len()];
+    stem_hashes(&views, &mut hashes);
+    drop(views);
+    for ((index, at), hash) in missing.into_iter().zip(hashes) {
+        buckets[index].stems[at].set_hash(hash);
+    }
 }
 
 /// A stem entry and its values, as the batched stem hasher sees them.
