@@ -37,6 +37,9 @@ pub const ROOT: NodeId = 0;
 /// Paths [`UpperTrie::mark_paths`] walks side by side.
 const MARK_LANES: usize = 8;
 
+/// Capacity of the list of marked nodes kept between rehashes (256 KiB).
+const MARKED_KEPT: usize = 1 << 16;
+
 /// The id of entry `index` of the node arena or the bucket table. Both are
 /// resident, and 2^32 entries (over 200 GiB of them) cannot be held, so
 /// every index fits a `u32` id.
@@ -365,6 +368,8 @@ impl UpperTrie {
             "a stale internal node was not marked"
         );
         self.marked.clear();
+        // A bulk apply can mark most of the trie: do not keep that much.
+        self.marked.shrink_to(MARKED_KEPT);
         self.marked_complete = true;
         let mut messages: Vec<[u8; 64]> = Vec::new();
         let mut hashed: Vec<NodeId> = Vec::new();
