@@ -146,6 +146,28 @@ fn write(
     }
 }
 
+impl Written {
+    /// Its work, its pieces paired in order with `summaries`.
+    fn into_work(self, summaries: &mut impl Iterator<Item = Summary>) -> Work {
+        Work {
+            pieces: self
+                .pieces
+                .into_iter()
+                .map(|piece| {
+                    let summary = summaries
+                        .next()
+                        .unwrap_or_else(|| unreachable!("one summary per piece"));
+                    (piece, summary)
+                })
+                .collect(),
+            undo: self.undo,
+            stems_before: self.stems_before,
+            leaves_before: self.leaves_before,
+            memory_before: self.memory_before,
+        }
+    }
+}
+
 /// Hashes the pieces of every written bucket (their stems in one batched
 /// call, [`crate::bucket::summaries`]) into their works, in order.
 fn finish(mut written: Vec<Written>) -> Vec<Work> {
@@ -157,30 +179,15 @@ fn finish(mut written: Vec<Written>) -> Vec<Work> {
     drop(pieces);
     written
         .into_iter()
-        .map(|w| Work {
-            pieces: w
-                .pieces
-                .into_iter()
-                .map(|piece| {
-                    let summary = summaries
-                        .next()
-                        .unwrap_or_else(|| unreachable!("one summary per piece"));
-                    (piece, summary)
-                })
-                .collect(),
-            undo: w.undo,
-            stems_before: w.stems_before,
-            leaves_before: w.leaves_before,
-            memory_before: w.memory_before,
-        })
+        .map(|w| w.into_work(&mut summaries))
         .collect()
 }
 
-/// Hashes one written bucket's pieces into its work.
-fn finish_one(written: Written) -> Work {
-    finish(vec![written])
-        .pop()
-        .unwrap_or_else(|| unreachable!("one work per written bucket"))
+/// Hashes one written bucket's pieces (a bucket that arrived by itself
+/// from a read: nothing to batch it with) into its work.
+fn finish_one(mut written: Written) -> Work {
+    let summaries: Vec<Summary> = written.pieces.iter_mut().map(Bucket::summary).collect();
+    written.into_work(&mut summaries.into_iter())
 }
 
 /// Decodes then writes.
