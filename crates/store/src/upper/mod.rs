@@ -204,29 +204,7 @@ impl UpperTrie {
     /// Marks every node on the path to the leaf at `prefix` stale, and every
     /// page on it dirty. Returns the leaf.
     pub fn mark_path(&mut self, prefix: &Prefix) -> NodeId {
-        let mut id = ROOT;
-        loop {
-            let node = &mut self.nodes[id as usize];
-            let newly = !std::mem::replace(&mut node.stale, true);
-            let link = node.link;
-            let depth = node.depth;
-            if newly && matches!(link, Link::Internal(_)) {
-                self.marked.push(id);
-            }
-            // Only internal nodes at page-root depths root a page: skip
-            // the table lookup elsewhere (most levels of a path).
-            if matches!(link, Link::Internal(_)) && self.is_page_root_depth(usize::from(depth)) {
-                if let Some(page) = self.pages.get_mut(&id) {
-                    page.dirty = true;
-                }
-            }
-            match link {
-                Link::Leaf(_) => return id,
-                Link::Internal(children) => {
-                    id = children[usize::from(prefix.bit(usize::from(depth)))];
-                }
-            }
-        }
+        self.mark_paths(std::slice::from_ref(prefix))[0]
     }
 
     /// [`UpperTrie::mark_path`] for each of `prefixes`, returning the
@@ -626,9 +604,10 @@ mod tests {
         assert_eq!(std::mem::size_of::<UpperNode>(), 48);
     }
 
-    /// Marking paths side by side marks what marking them one by one
-    /// does (the same leaves, stale nodes and dirty pages), for any number
-    /// of paths, repeated leaves included.
+    /// Marking paths side by side (up to eight walks interleaved) marks
+    /// what marking them one by one does (the same leaves, stale nodes and
+    /// dirty pages), for any number of paths, repeated leaves included;
+    /// the leaves are the ones the splits created.
     #[test]
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn marking_paths_side_by_side_marks_as_one_by_one() {
