@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use ubt_spec::key::{sub_index, Stem};
 
 use super::read::{cache_if_checked, BlockAt};
-use super::{BucketSlot, Counters, Store};
+use super::{Counters, Store};
 use crate::bucket::codec::{self, Checksum};
 use crate::bucket::Bucket;
 use crate::cache::BucketCache;
@@ -28,7 +28,7 @@ use crate::format::Extent;
 use crate::io::{ReadRequest, StoreFile};
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::{id_of, BucketId, NodeId};
+use crate::upper::{BucketId, NodeId};
 
 /// Where the time of the last [`Store::apply`] went, in microseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -389,7 +389,7 @@ impl Store {
         // Every group has its work here (a failure returned above).
         let prefixes: Vec<Prefix> = groups
             .iter()
-            .map(|(bucket, _)| self.tree.buckets[*bucket as usize].prefix())
+            .map(|(bucket, _)| self.tree.buckets.prefix(*bucket))
             .collect();
         let leaves = self.tree.trie.mark_paths(&prefixes);
         let mut undo = Vec::with_capacity(writes.len());
@@ -469,9 +469,10 @@ impl Store {
         let mut inputs: Vec<Input> = Vec::with_capacity(groups.len());
         let mut targets: Vec<Target> = Vec::with_capacity(groups.len());
         for (bucket, _) in groups {
+            let prefix = self.tree.buckets.prefix(*bucket);
             let slot = &mut self.tree.buckets[*bucket as usize];
             targets.push(Target {
-                prefix: slot.prefix(),
+                prefix,
                 crc: slot.extent().map_or(0, |e| e.crc),
                 extent: slot.extent(),
             });
@@ -487,7 +488,7 @@ impl Store {
                     }
                     None => Input::Read(extent),
                 },
-                (None, None) => Input::Ready(Box::new(Bucket::new(slot.prefix())), 0),
+                (None, None) => Input::Ready(Box::new(Bucket::new(prefix)), 0),
             });
         }
         (inputs, targets)
@@ -526,7 +527,7 @@ impl Store {
             work.undo.clear();
             work.stems_before = work.pieces.iter().map(|(p, _)| p.stem_count()).sum();
             work.leaves_before = work.pieces.iter().map(|(p, _)| p.leaf_count()).sum();
-            let prefix = self.tree.buckets[*bucket as usize].prefix();
+            let prefix = self.tree.buckets.prefix(*bucket);
             let leaf = self.tree.trie.mark_path(&prefix);
             self.integrate(*bucket, leaf, prefix, work);
         }
@@ -578,20 +579,15 @@ impl Store {
             let id = if index == 0 {
                 bucket
             } else {
-                self.tree
-                    .buckets
-                    .push(BucketSlot::new(piece.prefix(), 0, None));
-                id_of(self.tree.buckets.len() - 1)
+                self.tree.buckets.push(piece.prefix(), None)
             };
             ids.push(id);
             plan.push((*piece.prefix(), id, *summary));
         }
-        let leaves = self.tree.trie.replace_leaf(leaf, &prefix, &plan);
-        for ((id, leaf), (piece, _)) in ids.into_iter().zip(leaves).zip(pieces) {
-            let slot = &mut self.tree.buckets[id as usize];
-            slot.set_prefix(piece.prefix());
-            slot.leaf = leaf;
-            slot.dirty = Some(Box::new(piece));
+        self.tree.trie.replace_leaf(leaf, &prefix, &plan);
+        for (id, (piece, _)) in ids.into_iter().zip(pieces) {
+            self.tree.buckets.set_prefix(id, piece.prefix());
+            self.tree.buckets[id as usize].dirty = Some(Box::new(piece));
         }
         undo
     }

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use ubt_spec::key::{sub_index, Stem};
 
 use super::checkpoint::RunWriter;
-use super::{BucketSlot, Store, META_FILE};
+use super::{BucketTable, Store, META_FILE};
 use crate::bucket::{codec, Bucket, StemEntry, BUCKET_BYTES_MAX, BUCKET_PREFIX_MAX, SUB_COUNT};
 use crate::error::{Result, StoreError};
 use crate::format::{blocks_for, Extent};
@@ -22,9 +22,7 @@ use crate::io::StoreDir;
 use crate::options::Options;
 use crate::prefix::Prefix;
 use crate::summary::Summary;
-use crate::upper::{
-    depth_byte, id_of, BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie,
-};
+use crate::upper::{id_of, BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie};
 
 /// Buckets hashed and written per parallel batch.
 const BATCH_BUCKETS: usize = 4096;
@@ -164,7 +162,10 @@ struct Builder<I: Iterator> {
     group_depth: u8,
     nodes: Vec<UpperNode>,
     pages: PageTable,
-    buckets: Vec<BucketSlot>,
+    buckets: BucketTable,
+    /// Each bucket's leaf, by bucket id (for the build only: the table
+    /// keeps no leaf ids).
+    leaves: Vec<NodeId>,
     batch: Vec<(BucketId, Bucket)>,
     batches: std::sync::mpsc::SyncSender<Vec<(BucketId, Bucket)>>,
 }
@@ -196,12 +197,8 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
 
     fn push_node(&mut self, depth: usize, link: Link) -> NodeId {
         debug_assert!(matches!(link, Link::Leaf(_)), "nodes start as leaves");
-        self.nodes.push(UpperNode {
-            summary: Summary::EMPTY,
-            link,
-            depth: depth_byte(depth),
-            stale: true,
-        });
+        self.nodes
+            .push(UpperNode::new(Summary::EMPTY, link, depth, true));
         id_of(self.nodes.len() - 1)
     }
 
@@ -223,9 +220,9 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                     bucket.push_stem(&entry, &values);
                 }
                 bucket.finish_bulk();
-                let id = id_of(self.buckets.len());
-                self.buckets.push(BucketSlot::new(&prefix, node, None));
-                self.nodes[node as usize].link = Link::Leaf(id);
+                let id = self.buckets.push(&prefix, None);
+                self.leaves.push(node);
+                self.nodes[node as usize].set_link(Link::Leaf(id));
                 self.batch.push((id, bucket));
                 if self.batch.len() >= BATCH_BUCKETS {
                     self.flush_batch()?;
@@ -241,7 +238,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                 self.push_node(depth, Link::Leaf(BucketId::MAX)),
             ];
             let is_page_root = prefix.len() % usize::from(self.group_depth) == 0;
-            self.nodes[node as usize].link = Link::Internal(children);
+            self.nodes[node as usize].set_link(Link::Internal(children));
             if is_page_root {
                 self.pages.insert(
                     node,
@@ -341,7 +338,8 @@ impl Store {
                 group_depth,
                 nodes: Vec::new(),
                 pages: PageTable::default(),
-                buckets: Vec::new(),
+                buckets: BucketTable::default(),
+                leaves: Vec::new(),
                 batch: Vec::new(),
                 batches: sender,
             };
@@ -354,6 +352,7 @@ impl Store {
                         builder.nodes,
                         builder.pages,
                         builder.buckets,
+                        builder.leaves,
                         builder.reader.index,
                     )
                 });
@@ -365,17 +364,16 @@ impl Store {
             (partitioned, consumed)
         });
         let consumed = consumed?;
-        let (mut nodes, pages, mut buckets, entries_read) = partitioned?;
+        let (mut nodes, pages, mut buckets, leaves, entries_read) = partitioned?;
         let mut report = BuildReport {
             entries_read,
             ..BuildReport::default()
         };
         for hashed in consumed.hashed {
-            let slot = &mut buckets[hashed.bucket as usize];
-            slot.set_extent(hashed.extent);
-            let leaf = &mut nodes[slot.leaf as usize];
-            leaf.summary = hashed.summary;
-            leaf.stale = false;
+            buckets[hashed.bucket as usize].set_extent(hashed.extent);
+            let leaf = &mut nodes[leaves[hashed.bucket as usize] as usize];
+            leaf.set_summary(hashed.summary);
+            leaf.set_stale(false);
             report.stem_count += hashed.stems;
             report.leaf_count += hashed.leaves;
             report.buckets_written += u64::from(hashed.extent.is_some());

@@ -232,12 +232,13 @@ impl Store {
                 self.tree.released.push(old.blocks());
             }
             if let Some(summary) = summary {
-                leaf_overrides.insert(slot.leaf, *summary);
+                let leaf = self.tree.trie.leaf_of(&self.tree.buckets.prefix(id));
+                leaf_overrides.insert(leaf, *summary);
             }
         }
         let overrides = self.tree.trie.summaries_with(&leaf_overrides, |leaf| {
-            match self.tree.trie.node(leaf).link {
-                Link::Leaf(bucket) => self.tree.buckets[bucket as usize].prefix(),
+            match self.tree.trie.node(leaf).link() {
+                Link::Leaf(bucket) => self.tree.buckets.prefix(bucket),
                 Link::Internal(_) => unreachable!("overrides are for leaves"),
             }
         });
@@ -298,7 +299,7 @@ impl Store {
                 &prefix,
                 &|bucket| buckets[bucket as usize].extent(),
                 &|node| {
-                    let tip = trie.node(node).summary;
+                    let tip = trie.node(node).summary();
                     let stored = overrides.get(&node).copied().unwrap_or(tip);
                     if stored != tip {
                         differs.set(true);
@@ -335,13 +336,13 @@ impl Store {
             .map_err(StoreError::io("syncing the data file"))?;
 
         let root_node = self.tree.trie.node(ROOT);
-        let root_summary = overrides.get(&ROOT).copied().unwrap_or(root_node.summary);
+        let root_summary = overrides.get(&ROOT).copied().unwrap_or(root_node.summary());
         debug_assert_eq!(
             root_summary.hash,
             self.history.persisted_root(),
             "checkpoint of another root"
         );
-        let root = match root_node.link {
+        let root = match root_node.link() {
             Link::Leaf(bucket) => Entry {
                 summary: root_summary,
                 leaf: true,

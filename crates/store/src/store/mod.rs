@@ -24,7 +24,7 @@
 //! [`StoreError::Poisoned`] until the database is reopened.
 
 mod apply;
-mod bucket_slot;
+mod bucket_table;
 mod build;
 mod bulk;
 mod checkpoint;
@@ -54,7 +54,7 @@ use crate::flat::index::FlatIndex;
 use crate::io::{DirLock, StoreDir};
 use crate::options::Options;
 use crate::stats::Stats;
-pub(crate) use bucket_slot::BucketSlot;
+pub(crate) use bucket_table::{BucketTable, SLOT_EXTENT_LEN_LIMIT};
 
 pub use apply::ApplyTiming;
 pub use build::BuildReport;
@@ -264,8 +264,7 @@ impl Store {
             dirty_buckets: dirty_buckets as u64,
             dirty_bytes: self.tree.dirty_bytes as u64,
             cache_bytes: self.tree.cache.bytes() as u64,
-            upper_trie_bytes: (self.tree.trie.memory_bytes()
-                + self.tree.buckets.capacity() * std::mem::size_of::<BucketSlot>())
+            upper_trie_bytes: (self.tree.trie.memory_bytes() + self.tree.buckets.memory_bytes())
                 as u64,
             memory_budget_bytes: self.options.memory_budget_bytes as u64,
             bucket_reads: load(&self.counters.bucket_reads),

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use super::read::block_location;
 
-use super::{BucketSlot, Counters, Store, DATA_FILE, META_FILE, WAL_FILE};
+use super::{BucketTable, Counters, Store, DATA_FILE, META_FILE, SLOT_EXTENT_LEN_LIMIT, WAL_FILE};
 use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::bucket::BUCKET_PREFIX_MAX;
 use crate::cache::BucketCache;
@@ -483,7 +483,7 @@ struct PendingPage {
 }
 
 /// Loads the upper trie and the bucket table from the checkpoint's pages.
-fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<BucketSlot>)> {
+fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, BucketTable)> {
     let g = meta.group_depth;
     let root = meta.root;
     // Sized up front from the meta record's bucket count (a full binary
@@ -493,22 +493,19 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
     // bucket owns a block) and checked against the pages below.
     let bucket_hint = usize::try_from(meta.bucket_count.min(meta.data_blocks + 1)).unwrap_or(0);
     let mut nodes = Vec::with_capacity((2 * bucket_hint).saturating_sub(1).max(1));
-    nodes.push(UpperNode {
-        summary: root.summary,
-        link: Link::Leaf(0),
-        depth: 0,
-        stale: false,
-    });
+    nodes.push(UpperNode::new(root.summary, Link::Leaf(0), 0, false));
     let mut pages = PageTable::default();
-    let mut buckets: Vec<BucketSlot> = Vec::with_capacity(bucket_hint);
+    let mut buckets = BucketTable::with_capacity(bucket_hint);
     let mut level: Vec<PendingPage> = Vec::new();
     if root.leaf {
-        buckets.push(BucketSlot::new(&Prefix::ROOT, ROOT, root.extent));
+        check_bucket_extent(root.extent)
+            .map_err(|detail| StoreError::corrupted(Structure::Meta, META_FILE, detail))?;
+        buckets.push(&Prefix::ROOT, root.extent);
     } else {
         let at = root.extent.ok_or_else(|| {
             StoreError::corrupted(Structure::Meta, META_FILE, "internal root without a page")
         })?;
-        nodes[0].link = Link::Internal([NodeId::MAX; 2]);
+        nodes[0].set_link(Link::Internal([NodeId::MAX; 2]));
         pages.insert(
             ROOT,
             PageState {
@@ -576,7 +573,7 @@ fn load_upper_trie(data: &dyn StoreFile, meta: &Meta) -> Result<(UpperTrie, Vec<
 
 /// Creates the nodes of a decoded page below its root node.
 fn add_page(
-    (nodes, pages, buckets): (&mut Vec<UpperNode>, &mut PageTable, &mut Vec<BucketSlot>),
+    (nodes, pages, buckets): (&mut Vec<UpperNode>, &mut PageTable, &mut BucketTable),
     pending: &PendingPage,
     decoded: &page::DecodedPage,
     g: u8,
@@ -605,15 +602,21 @@ fn add_page(
         } else {
             slot_nodes[page::slot_of(rel - 1, index / 2)]
         };
-        if let Link::Internal(children) = &mut nodes[parent as usize].link {
-            children[index % 2] = id;
+        // The two children of a node are side by side in slot order
+        // (decoding checks both are present), so they get consecutive ids.
+        let parent_node = &mut nodes[parent as usize];
+        if let Link::Internal([first, _]) = parent_node.link() {
+            if index % 2 == 0 {
+                parent_node.set_link(Link::Internal([id, id + 1]));
+            } else if first.checked_add(1) != Some(id) {
+                return Err("the children of a node are not side by side");
+            }
         }
         slot_nodes[page::slot_of(rel, index)] = id;
         let (link, page) = if entry.leaf {
-            buckets.push(BucketSlot::new(&prefix, id, entry.extent));
-            let bucket =
-                BucketId::try_from(buckets.len() - 1).map_err(|_| "more buckets than ids")?;
-            (Link::Leaf(bucket), None)
+            check_bucket_extent(entry.extent)?;
+            BucketId::try_from(buckets.len()).map_err(|_| "more buckets than ids")?;
+            (Link::Leaf(buckets.push(&prefix, entry.extent)), None)
         } else if rel == usize::from(g) {
             // Decoding guarantees bottom-row internal nodes have a page.
             let page = entry.extent.map(|at| {
@@ -634,14 +637,18 @@ fn add_page(
         if let Some(page) = page {
             pages.insert(id, page);
         }
-        nodes.push(UpperNode {
-            summary: entry.summary,
-            link,
-            depth: u8::try_from(depth).map_err(|_| "a node deeper than a stem")?,
-            stale: false,
-        });
+        nodes.push(UpperNode::new(entry.summary, link, depth, false));
     }
     Ok(())
+}
+
+/// A bucket's extent must fit the bucket table's slot (buckets are far
+/// shorter than [`SLOT_EXTENT_LEN_LIMIT`]; a longer one is damage).
+fn check_bucket_extent(extent: Option<Extent>) -> std::result::Result<(), &'static str> {
+    match extent {
+        Some(at) if at.len >= SLOT_EXTENT_LEN_LIMIT => Err("a bucket longer than any bucket"),
+        _ => Ok(()),
+    }
 }
 
 /// Marks every block the checkpoint uses: buckets own whole blocks, pages
@@ -649,7 +656,7 @@ fn add_page(
 /// past the data file's recorded length.
 fn claim_space(
     trie: &UpperTrie,
-    buckets: &[BucketSlot],
+    buckets: &BucketTable,
     revert_log: &[Extent],
     data_blocks: u64,
 ) -> Result<(BlockAllocator, PageBlocks)> {
@@ -700,7 +707,7 @@ fn check_summaries(trie: &UpperTrie) -> Result<()> {
             return;
         }
         let node = trie.node(id);
-        if let Link::Internal([left, right]) = node.link {
+        if let Link::Internal([left, right]) = node.link() {
             if left == NodeId::MAX || right == NodeId::MAX {
                 failure = Some(StoreError::corrupted(
                     Structure::TriePage,
@@ -709,8 +716,8 @@ fn check_summaries(trie: &UpperTrie) -> Result<()> {
                 ));
                 return;
             }
-            let expected = combine(&trie.node(left).summary, &trie.node(right).summary);
-            if expected != node.summary {
+            let expected = combine(&trie.node(left).summary(), &trie.node(right).summary());
+            if expected != node.summary() {
                 failure = Some(StoreError::corrupted(
                     Structure::Trie,
                     format!("upper-trie node {prefix:?}"),
@@ -720,4 +727,62 @@ fn check_summaries(trie: &UpperTrie) -> Result<()> {
         }
     });
     failure.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upper::page::{DecodedPage, Entry};
+
+    /// A page whose two leaves reference buckets of `len` bytes.
+    fn page_with_bucket_len(len: u32) -> DecodedPage {
+        let leaf = |block: u64| Entry {
+            summary: Summary::one([7u8; 32]),
+            leaf: true,
+            extent: Some(Extent {
+                offset: block * BLOCK_BYTES as u64,
+                len,
+                crc: 1,
+            }),
+        };
+        DecodedPage {
+            entries: vec![(1, 0, leaf(1)), (1, 1, leaf(9))],
+        }
+    }
+
+    /// The bucket table keeps an extent's length in 24 bits: a page that
+    /// references a bucket of 2^24 bytes or more is refused as damage
+    /// when loaded, not truncated into a shorter extent; one byte less
+    /// loads, with the length whole.
+    #[test]
+    fn a_bucket_longer_than_a_slot_holds_is_refused_at_open() {
+        let root = PendingPage {
+            node: ROOT,
+            prefix: Prefix::ROOT,
+            at: Extent::default(),
+        };
+        for (len, accepted) in [
+            (SLOT_EXTENT_LEN_LIMIT, false),
+            (u32::MAX, false),
+            (SLOT_EXTENT_LEN_LIMIT - 1, true),
+        ] {
+            let mut nodes = vec![UpperNode::new(
+                Summary::EMPTY,
+                Link::Internal([NodeId::MAX; 2]),
+                0,
+                false,
+            )];
+            let mut pages = PageTable::default();
+            let mut buckets = BucketTable::default();
+            let mut next = Vec::new();
+            let arena = (&mut nodes, &mut pages, &mut buckets);
+            let loaded = add_page(arena, &root, &page_with_bucket_len(len), 4, &mut next);
+            assert_eq!(loaded.is_ok(), accepted, "length {len}: {loaded:?}");
+            if accepted {
+                assert_eq!(nodes[0].link(), Link::Internal([1, 2]));
+                assert_eq!(buckets.len(), 2);
+                assert_eq!(buckets[1].extent().map(|e| e.len), Some(len));
+            }
+        }
+    }
 }

@@ -188,7 +188,7 @@ impl Store {
         for &id in ids {
             match self.source(id) {
                 Source::Empty => {
-                    let prefix = self.tree.buckets[id as usize].prefix();
+                    let prefix = self.tree.buckets.prefix(id);
                     out.push((id, Bucket::new(prefix)));
                 }
                 Source::Dirty(bucket) => out.push((id, bucket.clone())),
@@ -223,7 +223,10 @@ impl Store {
             if let Some(writes) = per_bucket.get(id) {
                 // `older` is a sorted map, so each bucket's writes are sorted.
                 bucket.merge_sorted(writes);
-                leaves.insert(self.tree.buckets[*id as usize].leaf, bucket.summary());
+                leaves.insert(
+                    self.tree.trie.leaf_of(&self.tree.buckets.prefix(*id)),
+                    bucket.summary(),
+                );
             }
         }
         self.tree

@@ -90,7 +90,7 @@ impl Store {
                     }
                     None => self.read_extent(bucket, &at)?,
                 };
-                let prefix = self.tree.buckets[bucket as usize].prefix();
+                let prefix = self.tree.buckets.prefix(bucket);
                 codec::lookup_with(
                     &bytes,
                     &prefix,
@@ -222,7 +222,7 @@ impl Store {
                                     "bucket not fetched",
                                 ))
                             })?;
-                    let prefix = self.tree.buckets[bucket as usize].prefix();
+                    let prefix = self.tree.buckets.prefix(bucket);
                     let (bytes, checked) = &fetched[position];
                     codec::lookup_with(
                         bytes,
@@ -246,7 +246,7 @@ impl Store {
         at: &Extent,
         bytes: &[u8],
     ) -> Result<Bucket> {
-        let prefix = self.tree.buckets[bucket as usize].prefix();
+        let prefix = self.tree.buckets.prefix(bucket);
         codec::decode(bytes, &prefix, at.crc, &BlockAt(at))
     }
 }

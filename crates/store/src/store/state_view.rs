@@ -141,7 +141,7 @@ impl<'a> StateView<'a> {
         self.overrides
             .get(&id)
             .copied()
-            .unwrap_or(self.trie.node(id).summary)
+            .unwrap_or(self.trie.node(id).summary())
     }
 
     fn bucket(&self, id: BucketId) -> Option<&ViewBucket> {
@@ -180,7 +180,7 @@ impl<'a> StateView<'a> {
     /// and index there (`None` when the bucket is not loaded).
     fn lone_stem(&self, mut id: NodeId) -> Option<(&ViewBucket, usize)> {
         loop {
-            match self.trie.node(id).link {
+            match self.trie.node(id).link() {
                 Link::Internal([left, right]) => {
                     id = if self.summary(left).occupancy == Occupancy::Empty {
                         right
@@ -217,18 +217,13 @@ impl TrieView for StateView<'_> {
         let (bucket, lo, hi, depth) = match internal {
             Place::Upper(id) => {
                 let node = self.trie.node(id);
-                match node.link {
+                match node.link() {
                     Link::Internal(children) => return self.upper(children[usize::from(bit)]),
                     Link::Leaf(bucket) => {
                         let Some(loaded) = self.bucket(bucket) else {
                             return ViewNode::Empty;
                         };
-                        (
-                            bucket,
-                            0,
-                            loaded.bucket.stem_count(),
-                            usize::from(node.depth),
-                        )
+                        (bucket, 0, loaded.bucket.stem_count(), node.depth())
                     }
                 }
             }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ubt_spec::hash::Hash;
 
 use super::prefetch::Prefetcher;
-use super::BucketSlot;
+use super::BucketTable;
 use crate::alloc::{BlockAllocator, PageBlocks};
 use crate::cache::BucketCache;
 use crate::io::StoreFile;
@@ -29,7 +29,7 @@ pub(crate) struct Tree {
     /// The resident upper trie.
     pub trie: UpperTrie,
     /// The bucket table, indexed by [`BucketId`].
-    pub buckets: Vec<BucketSlot>,
+    pub buckets: BucketTable,
     /// Free and used blocks of the data file.
     pub alloc: BlockAllocator,
     /// Blocks whose contents were replaced since the last checkpoint: still
@@ -86,11 +86,11 @@ impl Tree {
     /// The prefix of an upper-trie node: its depth's worth of the prefix of
     /// any bucket below it.
     pub fn prefix_of_node(&self, mut id: NodeId) -> Prefix {
-        let depth = usize::from(self.trie.node(id).depth);
+        let depth = self.trie.node(id).depth();
         loop {
-            match self.trie.node(id).link {
+            match self.trie.node(id).link() {
                 Link::Leaf(bucket) => {
-                    return self.buckets[bucket as usize].prefix().truncate(depth);
+                    return self.buckets.prefix(bucket).truncate(depth);
                 }
                 Link::Internal([left, _]) => id = left,
             }

@@ -15,6 +15,7 @@ use crate::format::Extent;
 use crate::io::ReadRequest;
 use crate::summary::{combine, Summary};
 use crate::upper::{id_of, page, BucketId, Link};
+use ubt_spec::key::Stem;
 
 /// Buckets read and checked per batch.
 const VERIFY_BATCH: usize = 4096;
@@ -155,8 +156,7 @@ impl Store {
                         EntryDigest::default()
                     };
                     let (summary, mut problems) = recompute(&bucket);
-                    let leaf = self.tree.trie.node(self.tree.buckets[id as usize].leaf);
-                    if leaf.summary != summary {
+                    if self.leaf_summary(id) != Some(summary) {
                         problems.push(format!(
                             "bucket {:?}: recomputed hash differs from the one in the upper trie",
                             bucket.prefix()
@@ -184,7 +184,7 @@ impl Store {
                     .map_or("memory".to_string(), |at| block_location(&at));
                 report.problems.push(format!(
                     "bucket {:?} at {location}: {problem}",
-                    slot.prefix()
+                    self.tree.buckets.prefix(id)
                 ));
             }
         }
@@ -192,10 +192,10 @@ impl Store {
             let slot = &self.tree.buckets[id as usize];
             if slot.dirty.is_none() && slot.extent().is_none() {
                 report.buckets += 1;
-                if self.tree.trie.node(slot.leaf).summary != Summary::EMPTY {
+                if self.leaf_summary(id) != Some(Summary::EMPTY) {
                     report.problems.push(format!(
                         "bucket {:?} has no extent but a non-empty hash",
-                        slot.prefix()
+                        self.tree.buckets.prefix(id)
                     ));
                 }
             }
@@ -204,6 +204,17 @@ impl Store {
     }
 
     /// The revert segment: what the checkpoint references for reverts.
+    /// The summary the upper trie holds for bucket `id`: its leaf's,
+    /// found by the walk along the bucket's prefix. `None` when that walk
+    /// ends at another bucket's leaf (the table and the trie disagree),
+    /// which the callers report as a hash mismatch.
+    fn leaf_summary(&self, id: BucketId) -> Option<Summary> {
+        let prefix = self.tree.buckets.prefix(id);
+        let (leaf, bucket) = self.tree.trie.locate(&Stem(*prefix.bytes()));
+        let node = self.tree.trie.node(leaf);
+        (bucket == id && node.depth() == prefix.len()).then(|| node.summary())
+    }
+
     fn verify_revert_segment(&self, report: &mut VerifyReport) -> Result<()> {
         if let Some(reason) = &self.history.window_damaged {
             report.problems.push(format!("revert segment: {reason}"));
@@ -240,12 +251,12 @@ impl Store {
         self.tree.trie.walk(|id, prefix| {
             nodes += 1;
             let node = self.tree.trie.node(id);
-            if let Link::Internal([left, right]) = node.link {
+            if let Link::Internal([left, right]) = node.link() {
                 let expected = combine(
-                    &self.tree.trie.node(left).summary,
-                    &self.tree.trie.node(right).summary,
+                    &self.tree.trie.node(left).summary(),
+                    &self.tree.trie.node(right).summary(),
                 );
-                if expected != node.summary {
+                if expected != node.summary() {
                     problems.push(format!(
                         "upper-trie node {prefix:?}: summary is not its children's"
                     ));

@@ -25,6 +25,7 @@ use crate::format::Extent;
 use crate::prefix::Prefix;
 use crate::summary::{combine, combine_unhashed, Occupancy, Summary};
 use shortcuts::Shortcuts;
+use ubt_spec::hash::Hash;
 
 /// Index of a node in the upper trie's arena.
 pub type NodeId = u32;
@@ -80,18 +81,123 @@ pub struct PageState {
 /// 2^G-ish, and a per-node field would cost every node 32 bytes.
 pub type PageTable = HashMap<NodeId, PageState>;
 
-/// A node of the upper trie (48 bytes: the arena is most of the store's
-/// resident memory outside the budget, so nothing rarely used lives here).
+/// A node of the upper trie, packed into 40 bytes: the arena (two nodes
+/// per bucket) is most of the store's resident memory outside the budget,
+/// so nothing rarely used lives here.
+///
+/// An internal node's children are always created together, side by side
+/// in the arena, so it keeps only the first child's id (the second is the
+/// next); a leaf keeps its bucket in the same word. The depth, occupancy
+/// and the leaf and stale flags share the second word.
 #[derive(Clone, Debug)]
 pub struct UpperNode {
-    /// The subtree's summary (stale while `stale` is set).
-    pub summary: Summary,
+    /// The subtree's hash (stale while the stale flag is set).
+    hash: Hash,
+    /// First child (internal) or bucket (leaf).
+    target: u32,
+    /// Depth in bits 0-7, occupancy code in bits 8-9, leaf flag bit 10,
+    /// stale flag bit 11.
+    bits: u32,
+}
+
+const NODE_OCCUPANCY_SHIFT: u32 = 8;
+const NODE_LEAF: u32 = 1 << 10;
+const NODE_STALE: u32 = 1 << 11;
+
+impl UpperNode {
+    /// A node at `depth`. An internal link's children must be side by
+    /// side (`[c, c + 1]`), or both [`NodeId::MAX`] until they exist.
+    pub fn new(summary: Summary, link: Link, depth: usize, stale: bool) -> UpperNode {
+        let mut node = UpperNode {
+            hash: summary.hash,
+            target: 0,
+            bits: u32::from(depth_byte(depth)),
+        };
+        node.set_occupancy(summary.occupancy);
+        node.set_link(link);
+        node.set_stale(stale);
+        node
+    }
+
+    /// The subtree's summary (stale while [`UpperNode::is_stale`]).
+    #[inline]
+    pub fn summary(&self) -> Summary {
+        let code = (self.bits >> NODE_OCCUPANCY_SHIFT) & 3;
+        #[allow(clippy::cast_possible_truncation)] // two bits
+        let occupancy = Occupancy::from_code(code as u8).unwrap_or(Occupancy::Many);
+        Summary {
+            occupancy,
+            hash: self.hash,
+        }
+    }
+
     /// Children or bucket.
-    pub link: Link,
+    #[inline]
+    pub fn link(&self) -> Link {
+        if self.bits & NODE_LEAF != 0 {
+            Link::Leaf(self.target)
+        } else if self.target == NodeId::MAX {
+            Link::Internal([NodeId::MAX; 2])
+        } else {
+            Link::Internal([self.target, self.target + 1])
+        }
+    }
+
     /// Depth (prefix length) of the node.
-    pub depth: u8,
+    #[inline]
+    pub fn depth(&self) -> usize {
+        (self.bits & 0xff) as usize
+    }
+
     /// Whether the summary must be recomputed.
-    pub stale: bool,
+    #[inline]
+    pub fn is_stale(&self) -> bool {
+        self.bits & NODE_STALE != 0
+    }
+
+    /// Sets the summary.
+    #[inline]
+    pub fn set_summary(&mut self, summary: Summary) {
+        self.hash = summary.hash;
+        self.set_occupancy(summary.occupancy);
+    }
+
+    fn set_occupancy(&mut self, occupancy: Occupancy) {
+        self.bits = (self.bits & !(3 << NODE_OCCUPANCY_SHIFT))
+            | (u32::from(occupancy.code()) << NODE_OCCUPANCY_SHIFT);
+    }
+
+    /// Sets or clears the stale flag; returns whether it was set before.
+    #[inline]
+    pub fn set_stale(&mut self, stale: bool) -> bool {
+        let was = self.is_stale();
+        if stale {
+            self.bits |= NODE_STALE;
+        } else {
+            self.bits &= !NODE_STALE;
+        }
+        was
+    }
+
+    /// Sets the link. Internal children must be side by side, or both
+    /// [`NodeId::MAX`] (not created yet).
+    pub fn set_link(&mut self, link: Link) {
+        match link {
+            Link::Leaf(bucket) => {
+                self.target = bucket;
+                self.bits |= NODE_LEAF;
+            }
+            Link::Internal([left, right]) => {
+                debug_assert!(
+                    (left == NodeId::MAX && right == NodeId::MAX)
+                        || left.checked_add(1) == Some(right),
+                    "children {left} and {right} are not side by side"
+                );
+                self.target = left;
+                self.bits &= !NODE_LEAF;
+            }
+        }
+    }
 }
 
 /// The upper trie. See the module documentation.
@@ -167,8 +273,11 @@ impl UpperTrie {
 
     /// The root's summary (call [`UpperTrie::rehash`] first after changes).
     pub fn root_summary(&self) -> Summary {
-        debug_assert!(!self.nodes[ROOT as usize].stale, "root summary is stale");
-        self.nodes[ROOT as usize].summary
+        debug_assert!(
+            !self.nodes[ROOT as usize].is_stale(),
+            "root summary is stale"
+        );
+        self.nodes[ROOT as usize].summary()
     }
 
     /// Whether a node at `depth` roots a page when internal.
@@ -188,14 +297,26 @@ impl UpperTrie {
         found
     }
 
+    /// The leaf whose prefix is `prefix` (a bucket's), by the walk to any
+    /// stem under it.
+    pub fn leaf_of(&self, prefix: &Prefix) -> NodeId {
+        let (leaf, _) = self.locate(&Stem(*prefix.bytes()));
+        debug_assert_eq!(
+            self.nodes[leaf as usize].depth(),
+            prefix.len(),
+            "{prefix:?} is not a bucket's prefix"
+        );
+        leaf
+    }
+
     /// Walks down from `id`, an ancestor of `stem`'s leaf, to the leaf.
     fn locate_from(&self, mut id: NodeId, stem: &Stem) -> (NodeId, BucketId) {
         loop {
             let node = &self.nodes[id as usize];
-            match node.link {
+            match node.link() {
                 Link::Leaf(bucket) => return (id, bucket),
                 Link::Internal(children) => {
-                    id = children[usize::from(stem.bit(usize::from(node.depth)))];
+                    id = children[usize::from(stem.bit(node.depth()))];
                 }
             }
         }
@@ -225,8 +346,8 @@ impl UpperTrie {
                     }
                     let id = ids[lane];
                     let node = &mut self.nodes[id as usize];
-                    let newly = !std::mem::replace(&mut node.stale, true);
-                    let (link, depth) = (node.link, usize::from(node.depth));
+                    let newly = !node.set_stale(true);
+                    let (link, depth) = (node.link(), node.depth());
                     match link {
                         Link::Leaf(_) => {
                             leaf_of[lane] = Some(id);
@@ -255,9 +376,9 @@ impl UpperTrie {
     /// Sets a leaf's summary (after its bucket was rehashed).
     pub fn set_leaf_summary(&mut self, leaf: NodeId, summary: Summary) {
         let node = &mut self.nodes[leaf as usize];
-        debug_assert!(matches!(node.link, Link::Leaf(_)));
-        node.summary = summary;
-        node.stale = false;
+        debug_assert!(matches!(node.link(), Link::Leaf(_)));
+        node.set_summary(summary);
+        node.set_stale(false);
     }
 
     /// Replaces leaf `leaf` (whose prefix is `prefix`) by the subtree whose
@@ -279,9 +400,9 @@ impl UpperTrie {
             if range.len() == 1 && pieces[range.start].0 == at {
                 let (_, bucket, summary) = pieces[range.start];
                 let node = &mut self.nodes[id as usize];
-                node.link = Link::Leaf(bucket);
-                node.summary = summary;
-                node.stale = false;
+                node.set_link(Link::Leaf(bucket));
+                node.set_summary(summary);
+                node.set_stale(false);
                 self.pages.remove(&id);
                 leaves.push((range.start, id));
                 continue;
@@ -299,8 +420,8 @@ impl UpperTrie {
             self.shortcuts.note_node(children[1], &right);
             let is_page_root = self.is_page_root_depth(depth);
             let node = &mut self.nodes[id as usize];
-            node.link = Link::Internal(children);
-            node.stale = true;
+            node.set_link(Link::Internal(children));
+            node.set_stale(true);
             // A leaf until now: not marked yet.
             self.marked.push(id);
             if is_page_root {
@@ -318,12 +439,12 @@ impl UpperTrie {
 
     fn push_leaf_placeholder(&mut self, depth: usize) -> NodeId {
         let id = id_of(self.nodes.len());
-        self.nodes.push(UpperNode {
-            summary: Summary::EMPTY,
-            link: Link::Leaf(BucketId::MAX),
-            depth: depth_byte(depth),
-            stale: true,
-        });
+        self.nodes.push(UpperNode::new(
+            Summary::EMPTY,
+            Link::Leaf(BucketId::MAX),
+            depth,
+            true,
+        ));
         id
     }
 
@@ -362,15 +483,15 @@ impl UpperTrie {
             messages.clear();
             hashed.clear();
             for &id in chunk {
-                let Link::Internal([left, right]) = self.nodes[id as usize].link else {
+                let Link::Internal([left, right]) = self.nodes[id as usize].link() else {
                     unreachable!("only internal nodes are gathered");
                 };
-                let left = &self.nodes[left as usize].summary;
-                let right = &self.nodes[right as usize].summary;
+                let left = &self.nodes[left as usize].summary();
+                let right = &self.nodes[right as usize].summary();
                 if let Some(summary) = combine_unhashed(left, right) {
                     let node = &mut self.nodes[id as usize];
-                    node.summary = summary;
-                    node.stale = false;
+                    node.set_summary(summary);
+                    node.set_stale(false);
                 } else {
                     let mut message = [0u8; 64];
                     message[..32].copy_from_slice(&left.hash);
@@ -384,15 +505,15 @@ impl UpperTrie {
             hash_level(&messages, &mut hashes);
             for (&id, hash) in hashed.iter().zip(&hashes) {
                 let node = &mut self.nodes[id as usize];
-                node.summary = Summary {
+                node.set_summary(Summary {
                     occupancy: Occupancy::Many,
                     hash: *hash,
-                };
-                node.stale = false;
+                });
+                node.set_stale(false);
             }
         }
-        debug_assert!(!self.nodes[ROOT as usize].stale);
-        self.nodes[ROOT as usize].summary
+        debug_assert!(!self.nodes[ROOT as usize].is_stale());
+        self.nodes[ROOT as usize].summary()
     }
 
     /// The marked nodes (every stale internal node, when
@@ -401,8 +522,8 @@ impl UpperTrie {
         let mut levels: Vec<Vec<NodeId>> = Vec::new();
         for &id in &self.marked {
             let node = &self.nodes[id as usize];
-            debug_assert!(node.stale && matches!(node.link, Link::Internal(_)));
-            let depth = usize::from(node.depth);
+            debug_assert!(node.is_stale() && matches!(node.link(), Link::Internal(_)));
+            let depth = node.depth();
             if levels.len() <= depth {
                 levels.resize_with(depth + 1, Vec::new);
             }
@@ -417,13 +538,13 @@ impl UpperTrie {
         let mut stack: Vec<NodeId> = vec![ROOT];
         while let Some(id) = stack.pop() {
             let node = &self.nodes[id as usize];
-            if !node.stale {
+            if !node.is_stale() {
                 continue;
             }
-            match node.link {
+            match node.link() {
                 Link::Leaf(_) => debug_assert!(false, "leaf {id} left stale"),
                 Link::Internal([left, right]) => {
-                    let depth = usize::from(node.depth);
+                    let depth = node.depth();
                     if levels.len() <= depth {
                         levels.resize_with(depth + 1, Vec::new);
                     }
@@ -465,21 +586,21 @@ impl UpperTrie {
         for &leaf in leaves.keys() {
             let prefix = prefix_of(leaf);
             let mut id = ROOT;
-            while let Link::Internal(children) = self.nodes[id as usize].link {
+            while let Link::Internal(children) = self.nodes[id as usize].link() {
                 ancestors.push(id);
-                id = children[usize::from(prefix.bit(usize::from(self.nodes[id as usize].depth)))];
+                id = children[usize::from(prefix.bit(self.nodes[id as usize].depth()))];
             }
             debug_assert_eq!(id, leaf, "prefix does not lead to the leaf");
         }
         ancestors
-            .sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth), id));
+            .sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth()), id));
         ancestors.dedup();
         for id in ancestors {
-            if let Link::Internal([left, right]) = self.nodes[id as usize].link {
+            if let Link::Internal([left, right]) = self.nodes[id as usize].link() {
                 let summary_of = |child: NodeId| {
                     out.get(&child)
                         .copied()
-                        .unwrap_or(self.nodes[child as usize].summary)
+                        .unwrap_or(self.nodes[child as usize].summary())
                 };
                 let summary = combine(&summary_of(left), &summary_of(right));
                 out.insert(id, summary);
@@ -497,7 +618,7 @@ impl UpperTrie {
             .filter(|(_, page)| page.dirty)
             .map(|(&id, _)| id)
             .collect();
-        out.sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth), id));
+        out.sort_unstable_by_key(|&id| (std::cmp::Reverse(self.nodes[id as usize].depth()), id));
         out
     }
 
@@ -528,9 +649,9 @@ impl UpperTrie {
         let mut total = 0u64;
         let mut leaves = 0u64;
         for node in &self.nodes {
-            if let Link::Leaf(_) = node.link {
-                deepest = deepest.max(usize::from(node.depth));
-                total += u64::from(node.depth);
+            if let Link::Leaf(_) = node.link() {
+                deepest = deepest.max(node.depth());
+                total += u64::from(depth_byte(node.depth()));
                 leaves += 1;
             }
         }
@@ -542,7 +663,7 @@ impl UpperTrie {
         let mut stack = vec![(ROOT, Prefix::ROOT)];
         while let Some((id, prefix)) = stack.pop() {
             visit(id, &prefix);
-            if let Link::Internal([left, right]) = self.nodes[id as usize].link {
+            if let Link::Internal([left, right]) = self.nodes[id as usize].link() {
                 if let (Some(l), Some(r)) = (prefix.child(0), prefix.child(1)) {
                     stack.push((right, r));
                     stack.push((left, l));
@@ -600,8 +721,51 @@ mod tests {
     /// budget (two nodes per bucket): a field added to every node shows
     /// up in bytes per entry at scale.
     #[test]
-    fn an_arena_node_is_48_bytes() {
-        assert_eq!(std::mem::size_of::<UpperNode>(), 48);
+    fn an_arena_node_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<UpperNode>(), 40);
+    }
+
+    /// Every field of a packed node reads back as written, whatever the
+    /// others hold: links (leaf buckets, side-by-side children, children
+    /// not created yet), depths up to a bucket prefix, each occupancy and
+    /// the stale flag.
+    #[test]
+    fn a_packed_node_keeps_each_field_apart() {
+        let mut rng = ubt_spec::rng::SplitMix64(0x40de);
+        let occupancies = [Occupancy::Empty, Occupancy::One, Occupancy::Many];
+        for round in 0..2_000u32 {
+            let depth = round as usize % (crate::bucket::BUCKET_PREFIX_MAX + 1);
+            let first = u32::try_from(rng.below(u64::from(u32::MAX - 1))).unwrap();
+            let links = [
+                Link::Leaf(first),
+                Link::Leaf(BucketId::MAX),
+                Link::Internal([first, first + 1]),
+                Link::Internal([NodeId::MAX; 2]),
+            ];
+            let link = links[round as usize % links.len()];
+            let summary = Summary {
+                occupancy: occupancies[round as usize % 3],
+                hash: rng.bytes32(),
+            };
+            let stale = round % 7 < 3;
+            let mut node = UpperNode::new(summary, link, depth, stale);
+            assert_eq!(
+                (node.summary(), node.link(), node.depth(), node.is_stale()),
+                (summary, link, depth, stale)
+            );
+            let other = Summary {
+                occupancy: occupancies[(round as usize + 1) % 3],
+                hash: rng.bytes32(),
+            };
+            node.set_summary(other);
+            assert_eq!(node.set_stale(!stale), stale);
+            let relinked = links[(round as usize + 1) % links.len()];
+            node.set_link(relinked);
+            assert_eq!(
+                (node.summary(), node.link(), node.depth(), node.is_stale()),
+                (other, relinked, depth, !stale)
+            );
+        }
     }
 
     /// Marking paths side by side (up to eight walks interleaved) marks
@@ -612,12 +776,7 @@ mod tests {
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn marking_paths_side_by_side_marks_as_one_by_one() {
         let mut rng = ubt_spec::rng::SplitMix64(0x3a7c);
-        let root = UpperNode {
-            summary: Summary::EMPTY,
-            link: Link::Leaf(0),
-            depth: 0,
-            stale: false,
-        };
+        let root = UpperNode::new(Summary::EMPTY, Link::Leaf(0), 0, false);
         let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 3);
         let mut leaves: Vec<(Prefix, NodeId)> = vec![(Prefix::ROOT, ROOT)];
         for bucket in 1..600 {
@@ -635,9 +794,9 @@ mod tests {
         // checkpoint.
         trie.pages.clear();
         for (id, node) in trie.nodes.iter_mut().enumerate() {
-            node.stale = false;
-            if matches!(node.link, Link::Internal(_))
-                && usize::from(node.depth).is_multiple_of(3)
+            node.set_stale(false);
+            if matches!(node.link(), Link::Internal(_))
+                && node.depth().is_multiple_of(3)
                 && id % 2 == 0
             {
                 trie.pages.insert(id_of(id), PageState::default());
@@ -654,7 +813,7 @@ mod tests {
             let found = side_by_side.mark_paths(&prefixes);
             assert_eq!(found, expected, "{count} paths");
             assert_eq!(found, picked.iter().map(|(_, id)| *id).collect::<Vec<_>>());
-            let stale = |t: &UpperTrie| t.nodes.iter().map(|n| n.stale).collect::<Vec<_>>();
+            let stale = |t: &UpperTrie| t.nodes.iter().map(|n| n.is_stale()).collect::<Vec<_>>();
             assert_eq!(stale(&side_by_side), stale(&one_by_one), "{count} paths");
             let mut dirty_a: Vec<_> = side_by_side
                 .pages
@@ -694,12 +853,7 @@ mod tests {
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn shortcuts_start_walks_on_the_path_as_deep_as_they_index() {
         let mut rng = ubt_spec::rng::SplitMix64(0x5407);
-        let root = UpperNode {
-            summary: Summary::EMPTY,
-            link: Link::Leaf(0),
-            depth: 0,
-            stale: false,
-        };
+        let root = UpperNode::new(Summary::EMPTY, Link::Leaf(0), 0, false);
         let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 4);
         let mut leaves: Vec<(Prefix, NodeId, BucketId)> = vec![(Prefix::ROOT, ROOT, 0)];
         let mut next_bucket: BucketId = 1;
@@ -737,7 +891,7 @@ mod tests {
                 let stem = stem_under(&prefix, &mut rng);
                 assert_eq!(trie.locate(&stem), (leaf, bucket), "round {round}");
                 let start = trie.shortcuts.start(&stem);
-                let start_depth = u32::from(trie.node(start).depth);
+                let start_depth = u32::from(depth_byte(trie.node(start).depth()));
                 let bits = trie.shortcuts.bits();
                 assert_eq!(
                     start_depth,

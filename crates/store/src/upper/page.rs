@@ -113,19 +113,19 @@ pub fn encode(
 ) -> Vec<u8> {
     let g = usize::from(trie.group_depth());
     let root = trie.node(page_root);
-    debug_assert_eq!(usize::from(root.depth), prefix.len());
+    debug_assert_eq!(root.depth(), prefix.len());
     debug_assert!(trie.is_page_root_depth(prefix.len()));
     let mut present: Vec<(usize, Entry)> = Vec::new();
     // (node, relative depth, relative path)
     let mut stack: Vec<(NodeId, usize, usize)> = Vec::new();
-    if let Link::Internal([left, right]) = root.link {
+    if let Link::Internal([left, right]) = root.link() {
         stack.push((right, 1, 1));
         stack.push((left, 1, 0));
     }
     while let Some((id, r, i)) = stack.pop() {
         let node = trie.node(id);
-        debug_assert!(!node.stale, "encoding a stale node");
-        let entry = match node.link {
+        debug_assert!(!node.is_stale(), "encoding a stale node");
+        let entry = match node.link() {
             Link::Leaf(bucket) => Entry {
                 summary: summary_of(id),
                 leaf: true,

@@ -57,7 +57,7 @@ impl Shortcuts {
         let mut work: Vec<(NodeId, usize, u32)> = vec![(ROOT, 0, 0)];
         while let Some((id, path, depth)) = work.pop() {
             let node = &nodes[id as usize];
-            match node.link {
+            match node.link() {
                 Link::Internal(children) if depth < bits => {
                     work.push((children[0], path << 1, depth + 1));
                     work.push((children[1], (path << 1) | 1, depth + 1));
