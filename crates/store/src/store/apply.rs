@@ -59,11 +59,6 @@ const MERGE_WRITES_MIN: usize = 32;
 /// 10 M were ~10 % slower in alternating pairs (docs/benchmarks.md).
 const PARALLEL_LOCATE_MIN: usize = 8_192;
 
-/// Touched buckets from which their paths are marked on a thread of their
-/// own while the buckets are read (a thread costs tens of microseconds;
-/// marking a path, about one at 10 M entries).
-const OVERLAPPED_MARKING_MIN: usize = 256;
-
 /// One touched bucket's result.
 struct Work {
     /// The bucket's pieces (one unless it split), each with its summary.
@@ -373,53 +368,30 @@ impl Store {
         let (ordered, groups) = self.group_by_bucket(writes);
         let (inputs, targets) = self.take_inputs(&groups);
         let located_at = Instant::now();
-        // The touched buckets' paths are marked stale while their buckets
-        // are read and rewritten: marking needs only the prefixes, and the
-        // calling thread would otherwise wait on the pool. A failed load
-        // leaves paths marked whose leaves did not change; the rollback's
-        // rehash recomputes them to the same summaries.
-        let prefixes: Vec<Prefix> = targets.iter().map(|t| t.prefix).collect();
-        let (processed, leaves) = {
-            let tree = &mut self.tree;
-            let (data, cache, trie) = (tree.data.as_ref(), &tree.cache, &mut tree.trie);
-            let process = || process_groups(data, cache, inputs, &targets, &groups, &ordered);
-            let (processed, marked) = if groups.len() >= OVERLAPPED_MARKING_MIN {
-                std::thread::scope(|scope| {
-                    let marking = std::thread::Builder::new()
-                        .name("ubt-mark".into())
-                        .spawn_scoped(scope, || trie.mark_paths(&prefixes));
-                    let processed = process();
-                    // No thread to be had: marked after the reads, below.
-                    let marked = marking.ok().map(|marking| {
-                        marking
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                    });
-                    (processed, marked)
-                })
-            } else {
-                (process(), None)
-            };
-            let leaves = marked.unwrap_or_else(|| trie.mark_paths(&prefixes));
-            (processed, leaves)
-        };
+        let processed = process_groups(
+            self.tree.data.as_ref(),
+            &self.tree.cache,
+            inputs,
+            &targets,
+            &groups,
+            &ordered,
+        );
         let hashed_at = Instant::now();
         let bucket_reads = processed.bucket_reads as u64;
         Counters::add(&self.counters.bucket_reads, bucket_reads);
         Counters::add(&self.counters.bucket_read_bytes, processed.read_bytes);
         let (works, first_error) = collect_works(processed.results);
         if let Some(error) = first_error {
-            // Every touched leaf was marked stale with its path; none of
-            // them changed. The rollback marks and puts back the buckets
-            // that were in memory.
-            for &leaf in &leaves {
-                self.tree.trie.unmark_leaf(leaf);
-            }
             self.roll_back_failed_apply(&groups, works);
             return Err(error);
         }
         let buckets_touched = works.len() as u64;
         // Every group has its work here (a failure returned above).
+        let prefixes: Vec<Prefix> = groups
+            .iter()
+            .map(|(bucket, _)| self.tree.buckets.prefix(*bucket))
+            .collect();
+        let leaves = self.tree.trie.mark_paths(&prefixes);
         let mut undo = Vec::with_capacity(writes.len());
         for ((((bucket, _), work), leaf), prefix) in
             groups.iter().zip(works).zip(leaves).zip(prefixes)

@@ -373,15 +373,6 @@ impl UpperTrie {
         leaves
     }
 
-    /// Clears a marked leaf's stale flag, keeping its summary (its bucket
-    /// did not change after all). Its ancestors stay marked: the next
-    /// rehash recomputes them to what they were.
-    pub fn unmark_leaf(&mut self, leaf: NodeId) {
-        let node = &mut self.nodes[leaf as usize];
-        debug_assert!(matches!(node.link(), Link::Leaf(_)));
-        node.set_stale(false);
-    }
-
     /// Sets a leaf's summary (after its bucket was rehashed).
     pub fn set_leaf_summary(&mut self, leaf: NodeId, summary: Summary) {
         let node = &mut self.nodes[leaf as usize];
