@@ -342,13 +342,7 @@ pub fn decode_with(
 ) -> Result<Bucket> {
     let (mut header, _) = parse_header(bytes, expected_prefix, expected_crc, location, checked)?;
     let mut stems: Vec<StemEntry> = Vec::with_capacity(header.stem_count);
-    // At least one value per stem, and no more than the records' bytes
-    // hold: a bucket of single-value stems (most, for hashed keys) gets
-    // exactly its values' room, without the doublings of growing from
-    // empty (a changed bucket's decoded copy stays in memory until the
-    // next checkpoint).
-    let mut values: Vec<B256> =
-        Vec::with_capacity(header.stem_count.min(header.records.remaining() / 32));
+    let mut values: Vec<B256> = Vec::new();
     let mut per_sub = [0usize; SUB_COUNT];
     for _ in 0..header.stem_count {
         let record = next_record(

@@ -221,21 +221,6 @@ fn forty_stem_bucket() -> (Vec<u8>, u32) {
     (bytes, crc)
 }
 
-/// A decoded bucket of one-value stems holds exactly its stems and values
-/// (a changed bucket's decoded copy stays in memory until the next
-/// checkpoint, and the memory budget counts it): no spare room in the
-/// value array from growing it one value at a time.
-#[test]
-fn a_decoded_bucket_of_one_value_stems_holds_no_spare_room() {
-    let (bytes, crc) = forty_stem_bucket();
-    let decoded = decode(&bytes, &Prefix::ROOT, crc, &"test").unwrap();
-    assert_eq!(decoded.leaf_count(), 40);
-    assert_eq!(
-        decoded.memory_bytes(),
-        std::mem::size_of::<Bucket>() + 40 * (std::mem::size_of::<StemEntry>() + 32)
-    );
-}
-
 #[test]
 fn every_flipped_byte_is_detected() {
     let (bytes, crc) = forty_stem_bucket();
