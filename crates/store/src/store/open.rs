@@ -607,7 +607,8 @@ fn add_page(
         let parent_node = &mut nodes[parent as usize];
         if let Link::Internal([first, _]) = parent_node.link() {
             if index % 2 == 0 {
-                parent_node.set_link(Link::Internal([id, id + 1]));
+                let second = id.checked_add(1).ok_or("more nodes than node ids")?;
+                parent_node.set_link(Link::Internal([id, second]));
             } else if first.checked_add(1) != Some(id) {
                 return Err("the children of a node are not side by side");
             }
