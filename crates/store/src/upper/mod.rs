@@ -847,8 +847,9 @@ mod tests {
 
     /// Splits random leaves (into two or three pieces, as bucket splits
     /// do) and checks after each round that every stem's walk starts on
-    /// its path, as deep as the index allows, and ends at its bucket;
-    /// the index is rebuilt as the trie outgrows it.
+    /// its path, as deep as the index allows, and ends at its bucket, and
+    /// that a bucket's prefix leads to its leaf; the index is rebuilt as
+    /// the trie outgrows it.
     #[test]
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn shortcuts_start_walks_on_the_path_as_deep_as_they_index() {
@@ -890,6 +891,9 @@ mod tests {
                 let (prefix, leaf, bucket) = leaves[rng.below(leaves.len() as u64) as usize];
                 let stem = stem_under(&prefix, &mut rng);
                 assert_eq!(trie.locate(&stem), (leaf, bucket), "round {round}");
+                // The walk a checkpoint, a proof and verify take from a
+                // bucket's prefix (the table keeps no leaf ids).
+                assert_eq!(trie.leaf_of(&prefix), leaf, "round {round}");
                 let start = trie.shortcuts.start(&stem);
                 let start_depth = u32::from(depth_byte(trie.node(start).depth()));
                 let bits = trie.shortcuts.bits();
