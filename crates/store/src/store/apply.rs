@@ -386,11 +386,10 @@ impl Store {
             return Err(error);
         }
         let buckets_touched = works.len() as u64;
-        // Every group has its work here (a failure returned above).
-        let prefixes: Vec<Prefix> = groups
-            .iter()
-            .map(|(bucket, _)| self.tree.buckets.prefix(*bucket))
-            .collect();
+        // Every group has its work here (a failure returned above). The
+        // prefixes are the ones taken with the inputs: a split only moves
+        // its own bucket.
+        let prefixes: Vec<Prefix> = targets.iter().map(|target| target.prefix).collect();
         let leaves = self.tree.trie.mark_paths(&prefixes);
         let mut undo = Vec::with_capacity(writes.len());
         for ((((bucket, _), work), leaf), prefix) in
