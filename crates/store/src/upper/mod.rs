@@ -768,6 +768,12 @@ mod tests {
         }
     }
 
+    /// A trie of group depth `group_depth` whose root is bucket 0.
+    fn one_bucket_trie(group_depth: u8) -> UpperTrie {
+        let root = UpperNode::new(Summary::EMPTY, Link::Leaf(0), 0, false);
+        UpperTrie::from_nodes(vec![root], PageTable::default(), group_depth)
+    }
+
     /// Marking paths side by side (up to eight walks interleaved) marks
     /// what marking them one by one does (the same leaves, stale nodes and
     /// dirty pages), for any number of paths, repeated leaves included;
@@ -776,8 +782,7 @@ mod tests {
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn marking_paths_side_by_side_marks_as_one_by_one() {
         let mut rng = ubt_spec::rng::SplitMix64(0x3a7c);
-        let root = UpperNode::new(Summary::EMPTY, Link::Leaf(0), 0, false);
-        let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 3);
+        let mut trie = one_bucket_trie(3);
         let mut leaves: Vec<(Prefix, NodeId)> = vec![(Prefix::ROOT, ROOT)];
         for bucket in 1..600 {
             let at = rng.below(leaves.len() as u64) as usize;
@@ -854,8 +859,7 @@ mod tests {
     #[allow(clippy::cast_possible_truncation)] // test sizes
     fn shortcuts_start_walks_on_the_path_as_deep_as_they_index() {
         let mut rng = ubt_spec::rng::SplitMix64(0x5407);
-        let root = UpperNode::new(Summary::EMPTY, Link::Leaf(0), 0, false);
-        let mut trie = UpperTrie::from_nodes(vec![root], PageTable::default(), 4);
+        let mut trie = one_bucket_trie(4);
         let mut leaves: Vec<(Prefix, NodeId, BucketId)> = vec![(Prefix::ROOT, ROOT, 0)];
         let mut next_bucket: BucketId = 1;
         let mut rebuilt_bits = vec![trie.shortcuts.bits()];
