@@ -64,6 +64,12 @@ type Options struct {
 	// cache costs one device read and is not cached twice. Give the
 	// engine the memory (MemoryBudget) the page cache would have used.
 	DirectReads bool
+	// BucketBytes is the bucket capacity in bytes, fixed when the
+	// database is created: a power of two from 4096 to 65536 (0: the
+	// stored one, 4096 when creating). Larger buckets shrink the resident
+	// upper trie in proportion and cost more bytes read and rewritten per
+	// changed bucket.
+	BucketBytes uint64
 }
 
 // toC fills the C options: the engine's defaults, overridden by the
@@ -102,6 +108,9 @@ func (o *Options) toC() (C.UbtOptions, error) {
 	}
 	if o.DirectReads {
 		c.direct_reads = 1
+	}
+	if o.BucketBytes != 0 {
+		c.bucket_bytes = C.uint64_t(o.BucketBytes)
 	}
 	return c, nil
 }

@@ -82,7 +82,9 @@ impl CliError {
             | CliError::Read { .. }
             | CliError::Argument(_) => 2,
             CliError::Store(
-                StoreError::GroupDepthMismatch { .. } | StoreError::InvalidOptions(_),
+                StoreError::GroupDepthMismatch { .. }
+                | StoreError::BucketBytesMismatch { .. }
+                | StoreError::InvalidOptions(_),
             ) => 2,
             CliError::Bench(
                 ubt_bench::BenchError::InvalidOptions { .. }

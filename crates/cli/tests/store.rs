@@ -344,6 +344,43 @@ fn group_depth_is_fixed_at_creation() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+#[test]
+fn bucket_capacity_is_fixed_at_creation() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    let load_with = |kib: &str| {
+        ubt(
+            &[
+                "load",
+                "--db",
+                &db,
+                "--bucket-kib",
+                kib,
+                "--input",
+                &example,
+            ],
+            None,
+        )
+    };
+    for bad in ["3", "12", "128", "x"] {
+        let out = load_with(bad);
+        assert_eq!(out.status.code(), Some(2), "--bucket-kib {bad}");
+        assert!(
+            !dir.path("db").join("ubt.meta").exists(),
+            "{bad}: nothing created"
+        );
+    }
+    assert_eq!(one_line(&load_with("16")), root_of_input(&example));
+    assert_eq!(stats_json(&db)["bucket_bytes"], 16384);
+    let again = load_with("8");
+    assert_fails(&again, 2, "16384 bytes");
+    // The same capacity, or none, is accepted; the root does not depend on it.
+    assert_eq!(one_line(&load_with("16")), root_of_input(&example));
+    assert_eq!(one_line(&load(&db, &example)), root_of_input(&example));
+    assert_eq!(stats_json(&db)["bucket_bytes"], 16384);
+}
+
 fn flip_byte(path: &Path, offset: usize) {
     let mut bytes = std::fs::read(path).expect("read");
     bytes[offset] ^= 0xff;

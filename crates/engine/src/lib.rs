@@ -57,9 +57,9 @@ pub use ubt_store::io::{
     DirLock, ReadBackendChoice, ReadBackendKind, ReadRequest, StoreDir, StoreFile,
 };
 pub use ubt_store::{
-    ApplyTiming, BuildReport, FlatBuildReport, IoCounters, LayerInfo, Options, Stats,
-    StoreError as Error, Structure, SyncMode, VerifyReport, DATA_FILE, DEFAULT_GROUP_DEPTH,
-    META_FILE, WAL_BYTES_MAX, WAL_FILE,
+    bucket_bytes_valid, ApplyTiming, BuildReport, FlatBuildReport, IoCounters, LayerInfo, Options,
+    Stats, StoreError as Error, Structure, SyncMode, VerifyReport, BUCKET_BYTES_DEFAULT,
+    BUCKET_BYTES_LARGEST, DATA_FILE, DEFAULT_GROUP_DEPTH, META_FILE, WAL_BYTES_MAX, WAL_FILE,
 };
 use ubt_store::{Snapshot, Store};
 

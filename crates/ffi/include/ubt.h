@@ -275,6 +275,14 @@ typedef struct UbtOptions {
      * memory the page cache would have used. Default 0.
      */
     uint8_t direct_reads;
+    /**
+     * Bucket capacity in bytes, fixed when the database is created: a
+     * power of two from 4096 to 65536; 0 accepts the stored one (4096
+     * when creating). A non-zero value must equal the stored one. Larger
+     * buckets shrink the resident upper trie in proportion and cost more
+     * bytes read and rewritten per changed bucket.
+     */
+    uint64_t bucket_bytes;
 } UbtOptions;
 
 /**

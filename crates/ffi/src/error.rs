@@ -64,9 +64,9 @@ fn store_status(error: &StoreError) -> Status {
             Status::NotADatabase
         }
         StoreError::Locked(_) => Status::Locked,
-        StoreError::InvalidOptions(_) | StoreError::GroupDepthMismatch { .. } => {
-            Status::InvalidOptions
-        }
+        StoreError::InvalidOptions(_)
+        | StoreError::GroupDepthMismatch { .. }
+        | StoreError::BucketBytesMismatch { .. } => Status::InvalidOptions,
         StoreError::UnsupportedVersion { .. } => Status::UnsupportedVersion,
         StoreError::ReadOnly(_) => Status::ReadOnly,
         StoreError::UnknownRoot(_) => Status::UnknownRoot,

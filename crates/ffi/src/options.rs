@@ -58,6 +58,12 @@ pub struct UbtOptions {
     /// costs one device read and is not cached twice; give the engine the
     /// memory the page cache would have used. Default 0.
     pub direct_reads: u8,
+    /// Bucket capacity in bytes, fixed when the database is created: a
+    /// power of two from 4096 to 65536; 0 accepts the stored one (4096
+    /// when creating). A non-zero value must equal the stored one. Larger
+    /// buckets shrink the resident upper trie in proportion and cost more
+    /// bytes read and rewritten per changed bucket.
+    pub bucket_bytes: u64,
 }
 
 /// A 0/1 flag field as a `bool`.
@@ -100,6 +106,9 @@ impl UbtOptions {
                 ReadBackendChoice::ThreadPool => UBT_READ_BACKEND_THREAD_POOL,
             },
             direct_reads: u8::from(options.direct_reads),
+            bucket_bytes: options
+                .bucket_bytes
+                .map_or(0, |b| u64::try_from(b).unwrap_or(u64::MAX)),
         }
     }
 
@@ -137,6 +146,10 @@ impl UbtOptions {
             read_only: false,
             flat_index: flag(options.flat_index, "flat_index")?,
             direct_reads: flag(options.direct_reads, "direct_reads")?,
+            bucket_bytes: match options.bucket_bytes {
+                0 => None,
+                bytes => Some(size(bytes, "bucket_bytes")?),
+            },
         })
     }
 }
@@ -175,6 +188,7 @@ mod tests {
         assert_eq!(options.revert_depth, engine.revert_depth);
         assert_eq!(options.flat_index, engine.flat_index);
         assert_eq!(options.direct_reads, engine.direct_reads);
+        assert_eq!(options.bucket_bytes, engine.bucket_bytes);
     }
 
     #[test]
@@ -187,6 +201,7 @@ mod tests {
             create_if_missing: 0,
             revert_depth: 9,
             direct_reads: 1,
+            bucket_bytes: 8192,
             ..UbtOptions::defaults()
         }
         .to_engine()
@@ -198,6 +213,7 @@ mod tests {
         assert!(!options.create_if_missing);
         assert_eq!(options.revert_depth, 9);
         assert!(options.direct_reads);
+        assert_eq!(options.bucket_bytes, Some(8192));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct ImportOptions {
     pub tmp_dir: Option<PathBuf>,
     /// The database's group depth (1..=8); `None`: the store's default.
     pub group_depth: Option<u8>,
+    /// The database's bucket capacity in bytes (a power of two from 4096
+    /// to 65536); `None`: the store's default (4096).
+    pub bucket_bytes: Option<usize>,
     /// Geth dumps: skip (and count) accounts whose address is missing
     /// instead of failing.
     pub skip_missing_preimages: bool,
@@ -49,6 +52,7 @@ impl Default for ImportOptions {
             memory_bytes: DEFAULT_MEMORY_BYTES,
             tmp_dir: None,
             group_depth: None,
+            bucket_bytes: None,
             skip_missing_preimages: false,
             flat_index: true,
         }

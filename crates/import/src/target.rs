@@ -50,6 +50,7 @@ fn target_error(path: &Path, problem: TargetProblem) -> ImportError {
 pub(crate) fn store_options(options: &ImportOptions) -> Options {
     Options {
         group_depth: options.group_depth,
+        bucket_bytes: options.bucket_bytes,
         memory_budget_bytes: options.memory_bytes,
         create_if_missing: true,
         flat_index: options.flat_index,

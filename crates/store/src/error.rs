@@ -87,6 +87,16 @@ pub enum StoreError {
         /// Group depth in the options.
         requested: u8,
     },
+    /// The database was created with another bucket capacity.
+    #[error(
+        "database has a bucket capacity of {stored} bytes, but {requested} bytes were requested"
+    )]
+    BucketBytesMismatch {
+        /// Bucket capacity in the meta record.
+        stored: usize,
+        /// Bucket capacity in the options.
+        requested: usize,
+    },
     /// The database uses an on-disk format this build does not read.
     #[error("unsupported format version {found} (this build reads version {supported})")]
     UnsupportedVersion {

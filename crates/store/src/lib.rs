@@ -74,6 +74,7 @@ mod wal;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 
+pub use bucket::{bucket_bytes_valid, BUCKET_BYTES_DEFAULT, BUCKET_BYTES_LARGEST};
 pub use error::{Result, StoreError, Structure};
 pub use format::FORMAT_VERSION;
 pub use options::{Options, SyncMode, DEFAULT_GROUP_DEPTH, WAL_BYTES_MAX};

@@ -39,9 +39,13 @@
 //!      1     1 if the flat index holds anything, else 0
 //!      16    its root's extent (only if it holds anything)
 //!      8     records in the flat index
+//! ...  1     log2 of the bucket capacity in bytes (13..=16), or 0 for
+//!            the default 4 KiB (so a default database's record is the
+//!            one it was before the capacity could be chosen)
 //! ...        zeros up to 4096
 //! ```
 
+use crate::bucket::BUCKET_BYTES_DEFAULT;
 use crate::error::{Result, StoreError, Structure};
 use crate::flat::directory::FlatRoot;
 use crate::format::Extent;
@@ -80,6 +84,30 @@ pub struct Meta {
     pub root: Entry,
     /// The flat index, if the database keeps one.
     pub flat: Option<FlatMeta>,
+    /// Bucket capacity in encoded bytes (fixed at creation; see
+    /// [`crate::bucket::bucket_bytes_valid`]).
+    pub bucket_bytes: usize,
+}
+
+/// The byte that stores a bucket capacity: 0 for the default.
+fn capacity_code(bytes: usize) -> u8 {
+    debug_assert!(crate::bucket::bucket_bytes_valid(bytes), "capacity {bytes}");
+    if bytes == BUCKET_BYTES_DEFAULT {
+        0
+    } else {
+        #[allow(clippy::cast_possible_truncation)] // log2 of at most 64 KiB
+        let code = bytes.trailing_zeros() as u8;
+        code
+    }
+}
+
+/// The capacity a stored byte names, if it names one.
+fn capacity_of_code(code: u8) -> Option<usize> {
+    match code {
+        0 => Some(BUCKET_BYTES_DEFAULT),
+        13..=16 => Some(1 << code),
+        _ => None,
+    }
 }
 
 /// The flat index as a checkpoint holds it.
@@ -166,6 +194,7 @@ impl Meta {
             Some(flat) => flat.encode_into(&mut out),
             None => out.push(0),
         }
+        out.push(capacity_code(self.bucket_bytes));
         out.resize(META_SLOT_BYTES, 0);
         let crc = checksum(&out[4..]);
         out[..4].copy_from_slice(&crc.to_le_bytes());
@@ -225,8 +254,11 @@ impl Meta {
         }
         let root = Entry::decode(&mut r).map_err(|e| bad(format!("root entry: {e}")))?;
         let flat = FlatMeta::decode(&mut r).ok_or_else(|| bad("bad flat index root".into()))?;
+        let code = r.u8().ok_or_else(short)?;
+        let bucket_bytes =
+            capacity_of_code(code).ok_or_else(|| bad(format!("bucket capacity code {code}")))?;
         if bytes[r.position()..].iter().any(|b| *b != 0) {
-            return Err(bad("non-zero bytes after the flat index root".into()));
+            return Err(bad("non-zero bytes after the bucket capacity".into()));
         }
         Ok(Meta {
             generation,
@@ -240,6 +272,7 @@ impl Meta {
             revert_log,
             root,
             flat,
+            bucket_bytes,
         })
     }
 }
@@ -383,6 +416,49 @@ mod tests {
                 }),
             },
             flat: None,
+            bucket_bytes: BUCKET_BYTES_DEFAULT,
+        }
+    }
+
+    /// Every capacity a database can be created with round-trips; the
+    /// default one is stored as a zero byte, so a default record is the
+    /// same bytes as before the capacity was recorded; a checksummed
+    /// record naming any other code is damaged.
+    #[test]
+    fn bucket_capacity_round_trips_and_bad_codes_are_refused() {
+        let mut meta = sample(3);
+        let encoded_default = meta.encode(2);
+        let mut capacity = BUCKET_BYTES_DEFAULT;
+        while capacity <= crate::bucket::BUCKET_BYTES_LARGEST {
+            meta.bucket_bytes = capacity;
+            let bytes = meta.encode(2);
+            assert_eq!(Meta::decode(&bytes, 2).unwrap(), meta);
+            let differing: Vec<usize> = (4..META_SLOT_BYTES)
+                .filter(|&at| bytes[at] != encoded_default[at])
+                .collect();
+            if capacity == BUCKET_BYTES_DEFAULT {
+                assert!(differing.is_empty());
+            } else {
+                assert_eq!(differing.len(), 1, "only the capacity byte differs");
+                assert_eq!(
+                    usize::from(bytes[differing[0]]),
+                    capacity.trailing_zeros() as usize
+                );
+            }
+            capacity *= 2;
+        }
+        meta.bucket_bytes = 1 << 13;
+        let bytes = meta.encode(2);
+        let at = (4..META_SLOT_BYTES)
+            .find(|&at| bytes[at] != encoded_default[at])
+            .unwrap();
+        for code in [1u8, 12, 17, 255] {
+            let mut bad = bytes.clone();
+            bad[at] = code;
+            let crc = checksum(&bad[4..]);
+            bad[..4].copy_from_slice(&crc.to_le_bytes());
+            let error = Meta::decode(&bad, 2).unwrap_err().to_string();
+            assert!(error.contains("bucket capacity code"), "{error}");
         }
     }
 

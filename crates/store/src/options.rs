@@ -32,6 +32,16 @@ pub struct Options {
     /// `None` accepts the stored value (or [`DEFAULT_GROUP_DEPTH`] when
     /// creating); `Some(g)` must equal the stored value.
     pub group_depth: Option<u8>,
+    /// Bucket capacity in encoded bytes: a bucket that grows past it is
+    /// split. A power of two from 4 KiB (the default,
+    /// [`crate::BUCKET_BYTES_DEFAULT`]) to 64 KiB. Fixed at
+    /// creation like the group depth: `None` accepts the stored value (or
+    /// the default when creating); `Some(b)` must equal the stored value.
+    /// Doubling it halves the buckets, so the resident upper trie and
+    /// bucket table (about 2.5-2.9 bytes per value at 4 KiB), at the price
+    /// of twice the bytes read, decoded and rewritten per changed bucket
+    /// (ARCHITECTURE.md, "Bucket capacity"; docs/benchmarks.md).
+    pub bucket_bytes: Option<usize>,
     /// Memory for caches and unflushed changes, in bytes. Half of it bounds
     /// the changed buckets held between checkpoints; the clean bucket cache
     /// gets the rest. The upper trie (about 2.5 bytes per stored value) is
@@ -82,6 +92,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             group_depth: None,
+            bucket_bytes: None,
             memory_budget_bytes: 1 << 30,
             sync: SyncMode::Always,
             create_if_missing: true,
@@ -102,6 +113,15 @@ impl Options {
             if !(1..=8).contains(&g) {
                 return Err(StoreError::InvalidOptions(format!(
                     "group depth {g} is outside 1..=8"
+                )));
+            }
+        }
+        if let Some(bytes) = self.bucket_bytes {
+            if !crate::bucket::bucket_bytes_valid(bytes) {
+                return Err(StoreError::InvalidOptions(format!(
+                    "bucket capacity {bytes} bytes is not a power of two from {} to {}",
+                    crate::bucket::BUCKET_BYTES_DEFAULT,
+                    crate::bucket::BUCKET_BYTES_LARGEST
                 )));
             }
         }

@@ -13,6 +13,8 @@ pub struct Stats {
     pub direct_reads: bool,
     /// Group depth of the upper-trie pages.
     pub group_depth: u8,
+    /// Bucket capacity in encoded bytes (a bucket over it is split).
+    pub bucket_bytes: u64,
     /// Checkpoints since creation.
     pub generation: u64,
     /// Sequence number of the last commit.

@@ -146,3 +146,61 @@ fn open_reads_the_trie_pages_a_bounded_batch_at_a_time() {
         sim.largest_read_batch()
     );
 }
+
+/// The bucket capacity is chosen at creation and kept: a reopen without
+/// one takes the stored one, a different one is `BucketBytesMismatch`, and
+/// one that is not a power of two from 4 KiB to 64 KiB is refused before
+/// anything is created.
+#[test]
+fn a_fixed_bucket_capacity() {
+    let path = temp_path("capacity");
+    for bad in [0, 2048, 5000, 12_288, 128 << 10] {
+        let refused = Store::open_path(
+            &path,
+            Options {
+                bucket_bytes: Some(bad),
+                ..Options::default()
+            },
+        );
+        assert!(
+            matches!(refused, Err(StoreError::InvalidOptions(_))),
+            "{bad}: {refused:?}"
+        );
+        assert!(!path.join("ubt.meta").exists(), "{bad}: nothing created");
+    }
+    let options = Options {
+        bucket_bytes: Some(16 << 10),
+        ..Options::default()
+    };
+    let mut store = Store::open_path(&path, options.clone()).expect("create");
+    assert_eq!(store.stats().bucket_bytes, 16 << 10);
+    store
+        .apply(&[(B256::repeat_byte(1), B256::repeat_byte(2))])
+        .expect("apply");
+    store.commit().expect("commit");
+    drop(store);
+    let mismatch = Store::open_path(
+        &path,
+        Options {
+            bucket_bytes: Some(4096),
+            ..Options::default()
+        },
+    );
+    assert!(matches!(
+        mismatch,
+        Err(StoreError::BucketBytesMismatch {
+            stored: 16_384,
+            requested: 4096
+        })
+    ));
+    let store = Store::open_path(&path, Options::default()).expect("stored capacity accepted");
+    assert_eq!(store.stats().bucket_bytes, 16 << 10);
+    drop(store);
+    let store = Store::open_path(&path, options).expect("the same capacity accepted");
+    assert_eq!(
+        store.get(&B256::repeat_byte(1)).expect("get"),
+        Some(B256::repeat_byte(2))
+    );
+    drop(store);
+    std::fs::remove_dir_all(&path).expect("cleanup");
+}

@@ -49,6 +49,9 @@ pub struct StoreBenchConfig {
     pub entries: u64,
     /// Group depth of the database.
     pub group_depth: u8,
+    /// Bucket capacity of the database in bytes
+    /// ([`ubt_engine::Options::bucket_bytes`]).
+    pub bucket_bytes: usize,
     /// Memory budget of the database handle.
     pub memory_budget_bytes: usize,
     /// Read the data file around the page cache
@@ -85,6 +88,7 @@ impl StoreBenchConfig {
             dir,
             entries,
             group_depth: ubt_engine::DEFAULT_GROUP_DEPTH,
+            bucket_bytes: 4096,
             memory_budget_bytes: 1 << 30,
             direct_reads: false,
             cold_reads: 2_000,
@@ -263,6 +267,8 @@ pub struct StoreBenchReport {
     pub entries: u64,
     /// Group depth.
     pub group_depth: u8,
+    /// Bucket capacity in bytes.
+    pub bucket_bytes: usize,
     /// The database's memory budget.
     pub memory_budget_bytes: usize,
     /// The machine.
@@ -342,6 +348,7 @@ pub fn run(
     let _ = std::fs::remove_dir_all(&db_dir);
     let options = Options {
         group_depth: Some(config.group_depth),
+        bucket_bytes: Some(config.bucket_bytes),
         memory_budget_bytes: config.memory_budget_bytes,
         direct_reads: config.direct_reads,
         ..Options::default()
@@ -401,6 +408,7 @@ pub fn run(
     let mut report = StoreBenchReport {
         entries: config.entries,
         group_depth: config.group_depth,
+        bucket_bytes: config.bucket_bytes,
         memory_budget_bytes: config.memory_budget_bytes,
         machine,
         device,
@@ -901,9 +909,10 @@ pub fn to_markdown(report: &StoreBenchReport) -> String {
 fn markdown_setup(md: &mut String, report: &StoreBenchReport) {
     let _ = writeln!(
         md,
-        "N = {} random 32-byte keys and values, group depth {}; {}\n",
+        "N = {} random 32-byte keys and values, group depth {}, buckets of {} KiB; {}\n",
         report.entries,
         report.group_depth,
+        report.bucket_bytes >> 10,
         report.machine.summary()
     );
     if let Some(d) = &report.device {

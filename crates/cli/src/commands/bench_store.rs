@@ -19,6 +19,7 @@ pub fn run(args: &StoreBenchArgs) -> Result<(), CliError> {
     }
     let mut config = StoreBenchConfig::new(PathBuf::from(&args.dir), args.entries);
     config.group_depth = args.group_depth;
+    config.bucket_bytes = args.bucket_kib << 10;
     config.memory_budget_bytes = args.memory_mib.saturating_mul(1 << 20);
     config.direct_reads = args.direct_reads;
     config.cold_blocks = args.cold_blocks;

@@ -74,6 +74,7 @@ fn import(
         memory_bytes: common.memory,
         tmp_dir: common.tmp_dir.as_ref().map(PathBuf::from),
         group_depth: common.group_depth,
+        bucket_bytes: common.bucket_kib.map(|kib| kib << 10),
         skip_missing_preimages,
         flat_index: common.flat_index == Switch::On,
     };

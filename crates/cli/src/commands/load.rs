@@ -23,6 +23,7 @@ use crate::source::read_any;
 pub fn run(args: &LoadArgs) -> Result<(), CliError> {
     let options = Options {
         group_depth: args.group_depth,
+        bucket_bytes: args.bucket_kib.map(|kib| kib << 10),
         ..Options::default()
     };
     // Open first: a mismatched group depth or a locked database fails

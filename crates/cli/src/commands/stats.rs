@@ -30,6 +30,7 @@ fn rows(s: &Stats) -> Vec<(&'static str, String)> {
     vec![
         ("root", hex32(&s.root)),
         ("group depth", s.group_depth.to_string()),
+        ("bucket capacity", format!("{} bytes", s.bucket_bytes)),
         ("generation", n(s.generation)),
         ("commit seq", n(s.commit_seq)),
         ("values", n(s.leaf_count)),

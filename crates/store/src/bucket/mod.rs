@@ -14,10 +14,11 @@
 //! their own hash, so a big stem is never rehashed because a neighbour
 //! changed.
 //!
-//! A bucket that grows past [`BUCKET_BYTES_MAX`] encoded bytes is split on
-//! its next prefix bit ([`Bucket::split_to_fit`]); a bucket with a single
-//! stem, or with a prefix of [`BUCKET_PREFIX_MAX`] bits, is never split and
-//! may span several blocks.
+//! A bucket that grows past the database's bucket capacity (encoded bytes,
+//! [`BUCKET_BYTES_DEFAULT`] unless chosen at creation, see
+//! [`bucket_bytes_valid`]) is split on its next prefix bit
+//! ([`Bucket::split_to_fit`]); a bucket with a single stem, or with a
+//! prefix of [`BUCKET_PREFIX_MAX`] bits, is never split and may be longer.
 
 pub mod codec;
 mod stems;
@@ -35,8 +36,20 @@ pub use stems::StemEntry;
 pub const SUB_BITS: usize = 2;
 /// Number of sub-buckets.
 pub const SUB_COUNT: usize = 1 << SUB_BITS;
-/// Encoded size above which a bucket is split (one 4 KiB block).
-pub const BUCKET_BYTES_MAX: usize = 4096;
+/// Encoded size above which a bucket is split, unless the database was
+/// created with another capacity: one 4 KiB block.
+pub const BUCKET_BYTES_DEFAULT: usize = 4096;
+/// The largest bucket capacity a database can be created with.
+pub const BUCKET_BYTES_LARGEST: usize = 64 << 10;
+
+/// Whether `bytes` can be a database's bucket capacity: a power of two
+/// from [`BUCKET_BYTES_DEFAULT`] (one block) to [`BUCKET_BYTES_LARGEST`].
+/// Larger buckets mean fewer of them (the resident upper trie and bucket
+/// table shrink in proportion) at the price of more bytes read, decoded
+/// and rewritten per changed bucket (ARCHITECTURE.md, "Bucket capacity").
+pub fn bucket_bytes_valid(bytes: usize) -> bool {
+    bytes.is_power_of_two() && (BUCKET_BYTES_DEFAULT..=BUCKET_BYTES_LARGEST).contains(&bytes)
+}
 /// Longest bucket prefix: sub-bucket bits must still lie inside the stem.
 pub const BUCKET_PREFIX_MAX: usize = crate::prefix::STEM_BITS - SUB_BITS;
 /// Stems with at least this many values keep their hash in the record.
@@ -399,20 +412,21 @@ impl Bucket {
         &self.sub
     }
 
-    /// Whether the bucket is over [`BUCKET_BYTES_MAX`] and can be split.
-    pub fn needs_split(&self) -> bool {
-        self.encoded_len > BUCKET_BYTES_MAX
+    /// Whether the bucket is over `capacity` encoded bytes and can be
+    /// split.
+    pub fn needs_split(&self, capacity: usize) -> bool {
+        self.encoded_len > capacity
             && self.stems.len() >= 2
             && self.prefix.len() < BUCKET_PREFIX_MAX
     }
 
     /// Splits the bucket on its next prefix bit, repeatedly, until every
-    /// piece fits or cannot be split. Returns the pieces in prefix order,
+    /// piece fits in `capacity` encoded bytes or cannot be split. Returns the pieces in prefix order,
     /// together with each piece's depth below this bucket's prefix, so the
     /// caller can rebuild the trie shape: the pieces are the leaves, in
     /// order, of a binary subtree rooted at this bucket's prefix.
-    pub fn split_to_fit(mut self) -> Vec<Bucket> {
-        if !self.needs_split() {
+    pub fn split_to_fit(mut self, capacity: usize) -> Vec<Bucket> {
+        if !self.needs_split(capacity) {
             return vec![self];
         }
         self.hash_stems(std::iter::once(0..self.stems.len()));
@@ -420,7 +434,7 @@ impl Bucket {
         // Explicit stack, right child pushed first so pieces come out in order.
         let mut stack = vec![self];
         while let Some(bucket) = stack.pop() {
-            if !bucket.needs_split() {
+            if !bucket.needs_split(capacity) {
                 done.push(bucket);
                 continue;
             }

@@ -76,11 +76,14 @@ proptest! {
             prop_assert_eq!(found, Some(*value));
         }
 
-        // Splitting keeps the hash and every piece fits unless it cannot split.
+        // Splitting keeps the hash and every piece fits unless it cannot
+        // split, at every capacity a database can have.
+        let capacity = BUCKET_BYTES_DEFAULT << (writes.len() % 3);
+        prop_assert!(bucket_bytes_valid(capacity));
         let expected = bucket.summary();
-        let mut pieces = bucket.split_to_fit();
+        let mut pieces = bucket.split_to_fit(capacity);
         for piece in &pieces {
-            prop_assert!(piece.encoded_len() <= BUCKET_BYTES_MAX || piece.stem_count() <= 1
+            prop_assert!(piece.encoded_len() <= capacity || piece.stem_count() <= 1
                 || piece.prefix().len() == BUCKET_PREFIX_MAX);
         }
         prop_assert_eq!(summary_of_pieces(&mut pieces, Prefix::ROOT), expected);

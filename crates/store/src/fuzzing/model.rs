@@ -576,16 +576,27 @@ fn adopt(model: &Model, root: &Hash) -> Option<Model> {
     None
 }
 
-/// The model target's body. The first bytes choose the group depth, the
-/// memory budget and the revert depth; the rest is the program.
+/// The model target's body. The first bytes choose the group depth and
+/// the bucket capacity, the memory budget and the revert depth; the rest
+/// is the program.
 pub fn model(data: &[u8]) -> Result<(), Finding> {
     let mut input = Input { bytes: data, at: 0 };
-    let group_depth = 1 + input.byte() % 8;
+    let shape_byte = input.byte();
+    let group_depth = 1 + shape_byte % 8;
+    // 4 KiB in half the inputs (every seed written before the capacity
+    // could be chosen has a high bit clear), else 8, 16 or 64 KiB.
+    let bucket_bytes = match shape_byte >> 6 {
+        0 | 1 => crate::bucket::BUCKET_BYTES_DEFAULT,
+        2 => 8 << 10,
+        _ if shape_byte & 0x20 == 0 => 16 << 10,
+        _ => 64 << 10,
+    };
     let budget = (1 + usize::from(input.byte() % 8)) * (16 << 10);
     let depth_byte = input.byte();
     let depth = 1 + usize::from(depth_byte % 6);
     let options = Options {
         group_depth: Some(group_depth),
+        bucket_bytes: Some(bucket_bytes),
         memory_budget_bytes: budget,
         revert_depth: depth,
         flat_index: (depth_byte / 6) % 2 == 1,

@@ -99,12 +99,13 @@ struct Written {
     memory_before: usize,
 }
 
-/// Applies `writes` to `bucket` and splits it if it overflows; the pieces
-/// are hashed by [`finish`].
+/// Applies `writes` to `bucket` and splits it if it grows past `capacity`
+/// encoded bytes; the pieces are hashed by [`finish`].
 fn write(
     mut bucket: Box<Bucket>,
     writes: &[(B256, Option<B256>)],
     memory_before: usize,
+    capacity: usize,
 ) -> Written {
     let stems_before = bucket.stem_count();
     let leaves_before = bucket.leaf_count();
@@ -138,7 +139,7 @@ fn write(
         undo
     };
     Written {
-        pieces: (*bucket).split_to_fit(),
+        pieces: (*bucket).split_to_fit(capacity),
         undo,
         stems_before,
         leaves_before,
@@ -196,13 +197,14 @@ fn decode_and_write(
     target: &Target,
     writes: &[(B256, Option<B256>)],
     checked: Checksum,
+    capacity: usize,
 ) -> Result<Written> {
     let extent = target
         .extent
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
     let location = BlockAt(&extent);
     let bucket = codec::decode_with(bytes, &target.prefix, target.crc, &location, checked)?;
-    Ok(write(Box::new(bucket), writes, 0))
+    Ok(write(Box::new(bucket), writes, 0, capacity))
 }
 
 /// Writes to one bucket: the bucket and the range of its writes.
@@ -228,6 +230,7 @@ fn process_groups(
     targets: &[Target],
     groups: &[Group],
     ordered: &[(B256, Option<B256>)],
+    capacity: usize,
 ) -> Processed {
     let results: Vec<Mutex<Option<Result<Work>>>> =
         (0..groups.len()).map(|_| Mutex::new(None)).collect();
@@ -266,13 +269,16 @@ fn process_groups(
                 for (index, input) in tasks {
                     let range = groups[index].1.clone();
                     let outcome = match input {
-                        Input::Ready(bucket, memory) => Ok(write(bucket, &ordered[range], memory)),
+                        Input::Ready(bucket, memory) => {
+                            Ok(write(bucket, &ordered[range], memory, capacity))
+                        }
                         // Cached bytes passed their checksum when cached.
                         Input::Bytes(bytes) => decode_and_write(
                             &bytes,
                             &targets[index],
                             &ordered[range],
                             Checksum::Verified,
+                            capacity,
                         ),
                         Input::Read(_) => unreachable!("reads are issued below"),
                     };
@@ -306,9 +312,14 @@ fn process_groups(
                     };
                     let range = groups[index].1.clone();
                     scope.spawn(move |_| {
-                        let work =
-                            decode_and_write(&bytes, &targets[index], &ordered[range], checked)
-                                .map(finish_one);
+                        let work = decode_and_write(
+                            &bytes,
+                            &targets[index],
+                            &ordered[range],
+                            checked,
+                            capacity,
+                        )
+                        .map(finish_one);
                         *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
                     });
                 }
@@ -375,6 +386,7 @@ impl Store {
             &targets,
             &groups,
             &ordered,
+            self.tree.bucket_bytes,
         );
         let hashed_at = Instant::now();
         let bucket_reads = processed.bucket_reads as u64;

@@ -12,8 +12,9 @@
 //! * the extent, without `Option`'s tag: a written bucket is never zero
 //!   bytes long, so a zero length means "not written". Its length shares
 //!   a word with the prefix length: a bucket is at most a few tens of KiB
-//!   (one over [`crate::bucket::BUCKET_BYTES_MAX`] holds at most four
-//!   stems), far below the 24 bits kept; an open refuses a longer one.
+//!   (one over its capacity, at most
+//!   [`crate::bucket::BUCKET_BYTES_LARGEST`], holds at most four stems),
+//!   far below the 24 bits kept; an open refuses a longer one.
 //! * the changed contents, when changed since the last checkpoint.
 //!
 //! A slot does not name its leaf in the upper trie: the prefix leads there

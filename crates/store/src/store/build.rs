@@ -15,7 +15,7 @@ use ubt_spec::key::{sub_index, Stem};
 
 use super::checkpoint::RunWriter;
 use super::{BucketTable, Store, META_FILE};
-use crate::bucket::{codec, Bucket, StemEntry, BUCKET_BYTES_MAX, BUCKET_PREFIX_MAX, SUB_COUNT};
+use crate::bucket::{codec, Bucket, StemEntry, BUCKET_PREFIX_MAX, SUB_COUNT};
 use crate::error::{Result, StoreError};
 use crate::format::{blocks_for, Extent};
 use crate::io::StoreDir;
@@ -160,6 +160,8 @@ struct Builder<I: Iterator> {
     reader: StemReader<I>,
     lookahead: VecDeque<InputStem>,
     group_depth: u8,
+    /// The database's bucket capacity: a bucket is cut before it grows past it.
+    bucket_bytes: usize,
     nodes: Vec<UpperNode>,
     pages: PageTable,
     buckets: BucketTable,
@@ -189,7 +191,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
             }
             bytes += codec::record_bytes(prefix.len(), next.values.len());
             count += 1;
-            if bytes > BUCKET_BYTES_MAX && count >= 2 && prefix.len() < BUCKET_PREFIX_MAX {
+            if bytes > self.bucket_bytes && count >= 2 && prefix.len() < BUCKET_PREFIX_MAX {
                 return Ok((count, false));
             }
         }
@@ -336,6 +338,7 @@ impl Store {
                 },
                 lookahead: VecDeque::new(),
                 group_depth,
+                bucket_bytes: store.tree.bucket_bytes,
                 nodes: Vec::new(),
                 pages: PageTable::default(),
                 buckets: BucketTable::default(),

@@ -366,6 +366,7 @@ impl Store {
             leaf_count: self.history.persisted_counts().1,
             root,
             flat: self.flat_meta(),
+            bucket_bytes: self.tree.bucket_bytes,
         };
         // Once the first copy is durable the checkpoint stands; a failure
         // writing the second poisons the handle but does not undo it.

@@ -242,6 +242,7 @@ impl Store {
             read_backend: self.tree.data.read_backend().name().to_string(),
             direct_reads: self.tree.data.reads_direct(),
             group_depth: self.tree.trie.group_depth(),
+            bucket_bytes: self.tree.bucket_bytes as u64,
             generation: self.durable.meta.generation,
             commit_seq: self.durable.commit_seq(),
             root: alloy_primitives::B256::from(self.root()),

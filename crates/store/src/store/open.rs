@@ -100,14 +100,7 @@ impl Store {
         };
         let (meta, meta_slot_damaged) =
             checkpoint_or_create(choice, dir.as_ref(), names, create_if_missing, &options)?;
-        if let Some(requested) = options.group_depth {
-            if requested != meta.group_depth {
-                return Err(StoreError::GroupDepthMismatch {
-                    stored: meta.group_depth,
-                    requested,
-                });
-            }
-        }
+        check_fixed_at_creation(&options, &meta)?;
         let data = open_file(DATA_FILE)?;
         data.advise_random();
         if options.direct_reads {
@@ -166,6 +159,7 @@ impl Store {
                 leaf_count: meta.leaf_count,
                 root,
                 flat,
+                bucket_bytes: meta.bucket_bytes,
             },
             // The revert segment is read when first needed (a read-only
             // handle reads it only to verify it, or for a reader at one of
@@ -417,6 +411,28 @@ fn data_files_empty(dir: &dyn StoreDir, names: &[String]) -> Result<bool> {
     Ok(true)
 }
 
+/// What a database fixes at creation (group depth, bucket capacity) must
+/// equal what the options ask for, when they ask.
+fn check_fixed_at_creation(options: &Options, meta: &Meta) -> Result<()> {
+    if let Some(requested) = options.group_depth {
+        if requested != meta.group_depth {
+            return Err(StoreError::GroupDepthMismatch {
+                stored: meta.group_depth,
+                requested,
+            });
+        }
+    }
+    if let Some(requested) = options.bucket_bytes {
+        if requested != meta.bucket_bytes {
+            return Err(StoreError::BucketBytesMismatch {
+                stored: meta.bucket_bytes,
+                requested,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Creates an empty database. Order matters for crashes: the data file
 /// and the WAL (with its first header mark, epoch 0) are created, synced
 /// and their names made durable before the meta file exists, and the meta file's two copies of generation 0 are written
@@ -443,6 +459,9 @@ fn create(dir: &dyn StoreDir, options: &Options) -> Result<Meta> {
             root: None,
             records: 0,
         }),
+        bucket_bytes: options
+            .bucket_bytes
+            .unwrap_or(crate::bucket::BUCKET_BYTES_DEFAULT),
     };
     let failed = StoreError::io("creating the database");
     let create_empty = |name: &str| -> std::io::Result<Arc<dyn StoreFile>> {

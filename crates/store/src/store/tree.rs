@@ -51,6 +51,8 @@ pub(crate) struct Tree {
     pub root: Hash,
     /// The flat index of account values, if the database keeps one.
     pub flat: Option<crate::flat::index::FlatIndex>,
+    /// Bucket capacity in encoded bytes: a bucket over it is split.
+    pub bucket_bytes: usize,
 }
 
 impl Tree {
