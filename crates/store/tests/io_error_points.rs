@@ -420,6 +420,17 @@ fn every_io_of_the_write_path_fails_in_turn() {
     write_path(&script(seed, rounds()), seed, true);
 }
 
+/// The same on a database created with 16 KiB buckets (the capacity kept
+/// through every reopen: an open with the script's options would refuse
+/// another).
+#[test]
+fn every_io_of_the_write_path_fails_in_turn_with_larger_buckets() {
+    let seed = seed_from_env(0x10e5_b001);
+    let mut script = script(seed, rounds());
+    script.opts.bucket_bytes = Some(16 << 10);
+    write_path(&script, seed, true);
+}
+
 /// The same on a database with a flat index (blocks applied with their
 /// accounts, no bulk applies): its leaves and directory nodes written by
 /// checkpoints fail in turn too, and every reopen reads the probes

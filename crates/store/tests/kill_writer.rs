@@ -68,12 +68,15 @@ const CHILD_BLOCKS_MAX: u64 = 100_000;
 /// One block in this many is a bulk block.
 const BULK_EVERY: u64 = 10;
 
-fn store_options(flat_index: bool) -> Options {
+/// The options of the database seeded with `seed`: every other one keeps
+/// a flat index, and one in two (crossed with that) has 16 KiB buckets.
+fn store_options(seed: u64) -> Options {
     Options {
         group_depth: Some(3),
+        bucket_bytes: Some(if seed & 2 == 2 { 16 << 10 } else { 4 << 10 }),
         memory_budget_bytes: 128 << 10,
         sync: SyncMode::Always,
-        flat_index,
+        flat_index: is_flat(seed),
         ..Options::default()
     }
 }
@@ -133,8 +136,7 @@ fn child(spec: &str) {
         .rsplit_once(':')
         .expect("UBT_KILL_CHILD is <dir>:<seed>");
     let seed: u64 = seed.parse().expect("seed");
-    let mut store =
-        Store::open_path(Path::new(dir), store_options(is_flat(seed))).expect("child open");
+    let mut store = Store::open_path(Path::new(dir), store_options(seed)).expect("child open");
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -311,7 +313,7 @@ fn kill_once(db: &mut Database, acks: u64, delay: Duration, context: &str) -> (u
 /// the store recovers that commit or the one after it, with its root,
 /// verifies, and reads back every value. Returns the commit recovered.
 fn check_recovery(db: &mut Database, base: u64, context: &str) -> u64 {
-    let store = Store::open_path(&db.dir.0, store_options(is_flat(db.seed)))
+    let store = Store::open_path(&db.dir.0, store_options(db.seed))
         .unwrap_or_else(|e| panic!("{context}: reopen after the kill: {e}"));
     assert_eq!(
         store.has_flat_index(),
@@ -365,6 +367,7 @@ fn sigkill_during_commits() {
     let mut rng = SplitMix64(seed);
     let mut db: Option<Database> = None;
     let mut databases = 0u64;
+    let mut large_buckets = 0u64;
     let mut checkpoints = 0u64;
     let (mut total_acks, mut in_flight_recovered, mut during_startup) = (0u64, 0usize, 0usize);
     // Bulk blocks acknowledged; kills with a bulk block next (in flight, or
@@ -374,7 +377,9 @@ fn sigkill_during_commits() {
         if kill % KILLS_PER_DATABASE == 0 {
             checkpoints += db.as_ref().map_or(0, |db| db.generation);
             databases += 1;
-            db = Some(Database::new(seed ^ databases.wrapping_mul(0x5851_f42d)));
+            let db_seed = seed ^ databases.wrapping_mul(0x5851_f42d);
+            large_buckets += u64::from(store_options(db_seed).bucket_bytes != Some(4 << 10));
+            db = Some(Database::new(db_seed));
         }
         let db = db.as_mut().expect("database");
         let acks = if rng.below(5) == 0 {
@@ -413,7 +418,11 @@ fn sigkill_during_commits() {
          ({bulk_acks} of them bulk blocks), {checkpoints} checkpoints, {in_flight_recovered} \
          recoveries kept the commit in flight, {during_startup} kills before the first \
          acknowledgement; {bulk_in_flight} kills with a bulk block next, {bulk_recovered} of them \
-         recovered it; {:.1} s",
+         recovered it; {large_buckets} databases with 16 KiB buckets; {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+    assert!(
+        databases < 4 || large_buckets > 0,
+        "no database with 16 KiB buckets"
     );
 }

@@ -24,8 +24,10 @@ use crate::prefix::Prefix;
 use crate::summary::Summary;
 use crate::upper::{id_of, BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie};
 
-/// Buckets hashed and written per parallel batch.
-const BATCH_BUCKETS: usize = 4096;
+/// Encoded bucket bytes hashed and written per parallel batch (about
+/// 4,096 buckets of 4 KiB at their usual fill): a batch is cut by bytes, not by buckets, so the
+/// build's memory does not grow with the bucket capacity.
+const BATCH_BYTES: usize = 12 << 20;
 /// Batches cut but not yet hashed, at most.
 const BATCHES_IN_FLIGHT: usize = 2;
 
@@ -169,6 +171,8 @@ struct Builder<I: Iterator> {
     /// keeps no leaf ids).
     leaves: Vec<NodeId>,
     batch: Vec<(BucketId, Bucket)>,
+    /// Encoded bytes of `batch`.
+    batch_bytes: usize,
     batches: std::sync::mpsc::SyncSender<Vec<(BucketId, Bucket)>>,
 }
 
@@ -225,8 +229,9 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
                 let id = self.buckets.push(&prefix, None);
                 self.leaves.push(node);
                 self.nodes[node as usize].set_link(Link::Leaf(id));
+                self.batch_bytes += bucket.encoded_len();
                 self.batch.push((id, bucket));
-                if self.batch.len() >= BATCH_BUCKETS {
+                if self.batch_bytes >= BATCH_BYTES {
                     self.flush_batch()?;
                 }
                 continue;
@@ -260,6 +265,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
     /// its error is reported when it is joined.
     fn flush_batch(&mut self) -> Result<()> {
         let batch = std::mem::take(&mut self.batch);
+        self.batch_bytes = 0;
         if !batch.is_empty() && self.batches.send(batch).is_err() {
             return Err(StoreError::io("writing the bulk build")(
                 std::io::Error::other("the hashing thread stopped"),
@@ -344,6 +350,7 @@ impl Store {
                 buckets: BucketTable::default(),
                 leaves: Vec::new(),
                 batch: Vec::new(),
+                batch_bytes: 0,
                 batches: sender,
             };
             let root = builder.push_node(0, Link::Leaf(BucketId::MAX));
