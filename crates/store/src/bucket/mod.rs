@@ -41,6 +41,10 @@ pub const SUB_COUNT: usize = 1 << SUB_BITS;
 pub const BUCKET_BYTES_DEFAULT: usize = 4096;
 /// The largest bucket capacity a database can be created with.
 pub const BUCKET_BYTES_LARGEST: usize = 64 << 10;
+/// Longest bucket prefix: sub-bucket bits must still lie inside the stem.
+pub const BUCKET_PREFIX_MAX: usize = crate::prefix::STEM_BITS - SUB_BITS;
+/// Stems with at least this many values keep their hash in the record.
+pub const STEM_HASH_CACHE_MIN: usize = 4;
 
 /// Whether `bytes` can be a database's bucket capacity: a power of two
 /// from [`BUCKET_BYTES_DEFAULT`] (one block) to [`BUCKET_BYTES_LARGEST`].
@@ -50,10 +54,6 @@ pub const BUCKET_BYTES_LARGEST: usize = 64 << 10;
 pub fn bucket_bytes_valid(bytes: usize) -> bool {
     bytes.is_power_of_two() && (BUCKET_BYTES_DEFAULT..=BUCKET_BYTES_LARGEST).contains(&bytes)
 }
-/// Longest bucket prefix: sub-bucket bits must still lie inside the stem.
-pub const BUCKET_PREFIX_MAX: usize = crate::prefix::STEM_BITS - SUB_BITS;
-/// Stems with at least this many values keep their hash in the record.
-pub const STEM_HASH_CACHE_MIN: usize = 4;
 
 /// A bucket in memory. See the module documentation.
 #[derive(Clone, Debug)]
@@ -421,10 +421,11 @@ impl Bucket {
     }
 
     /// Splits the bucket on its next prefix bit, repeatedly, until every
-    /// piece fits in `capacity` encoded bytes or cannot be split. Returns the pieces in prefix order,
-    /// together with each piece's depth below this bucket's prefix, so the
-    /// caller can rebuild the trie shape: the pieces are the leaves, in
-    /// order, of a binary subtree rooted at this bucket's prefix.
+    /// piece fits in `capacity` encoded bytes or cannot be split. Returns
+    /// the pieces in prefix order, together with each piece's depth below
+    /// this bucket's prefix, so the caller can rebuild the trie shape: the
+    /// pieces are the leaves, in order, of a binary subtree rooted at this
+    /// bucket's prefix.
     pub fn split_to_fit(mut self, capacity: usize) -> Vec<Bucket> {
         if !self.needs_split(capacity) {
             return vec![self];

@@ -583,8 +583,8 @@ pub fn model(data: &[u8]) -> Result<(), Finding> {
     let mut input = Input { bytes: data, at: 0 };
     let shape_byte = input.byte();
     let group_depth = 1 + shape_byte % 8;
-    // 4 KiB in half the inputs (every seed written before the capacity
-    // could be chosen has a high bit clear), else 8, 16 or 64 KiB.
+    // 4 KiB when the byte's top bit is clear (half of all inputs), else
+    // 8, 16 or 64 KiB.
     let bucket_bytes = match shape_byte >> 6 {
         0 | 1 => crate::bucket::BUCKET_BYTES_DEFAULT,
         2 => 8 << 10,
