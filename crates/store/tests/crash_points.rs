@@ -432,14 +432,20 @@ fn power_loss_at_every_operation() {
 #[test]
 fn power_loss_at_every_operation_with_a_flat_index() {
     let seed = seed_from_env(0xf1a7_4001);
+    let tally = every_crash_point(&script_flat(seed, FLAT_ROUNDS), seed, "flat workload");
+    assert!(tally.at_in_flight > 0 && tally.reverted > 0);
+}
+
+/// Runs `script` clean, then through every crash point's images; every
+/// image must recover, and the last crash point is the operation count.
+fn every_crash_point(script: &Script, seed: u64, label: &str) -> Tally {
     let started = Instant::now();
-    let script = script_flat(seed, FLAT_ROUNDS);
-    let clean = clean_run(&script);
+    let clean = clean_run(script);
     println!(
-        "seed {seed}; flat workload: {}",
-        describe_workload(&script, &clean)
+        "seed {seed}; {label}: {}",
+        describe_workload(script, &clean)
     );
-    let tally = enumerate(&script, seed, RANDOM_ROUNDS);
+    let tally = enumerate(script, seed, RANDOM_ROUNDS);
     println!("{}", tally.summary(started));
     assert_eq!(tally.points, clean.op_count());
     assert!(
@@ -448,7 +454,7 @@ fn power_loss_at_every_operation_with_a_flat_index() {
         tally.failed,
         tally.failures.join("\n")
     );
-    assert!(tally.at_in_flight > 0 && tally.reverted > 0);
+    tally
 }
 
 /// The same workload on a database created with 16 KiB buckets (fewer,
@@ -458,23 +464,9 @@ fn power_loss_at_every_operation_with_a_flat_index() {
 #[test]
 fn power_loss_at_every_operation_with_larger_buckets() {
     let seed = seed_from_env(0xb16b_4001);
-    let started = Instant::now();
     let mut script = script(seed, FLAT_ROUNDS);
     script.opts.bucket_bytes = Some(16 << 10);
-    let clean = clean_run(&script);
-    println!(
-        "seed {seed}; 16 KiB buckets: {}",
-        describe_workload(&script, &clean)
-    );
-    let tally = enumerate(&script, seed, RANDOM_ROUNDS);
-    println!("{}", tally.summary(started));
-    assert_eq!(tally.points, clean.op_count());
-    assert!(
-        tally.failures.is_empty(),
-        "seed {seed}: {} crash images failed (first 40):\n{}",
-        tally.failed,
-        tally.failures.join("\n")
-    );
+    let tally = every_crash_point(&script, seed, "16 KiB buckets");
     assert!(tally.at_in_flight > 0);
 }
 
