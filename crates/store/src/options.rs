@@ -37,10 +37,10 @@ pub struct Options {
     /// [`crate::BUCKET_BYTES_DEFAULT`]) to 64 KiB. Fixed at
     /// creation like the group depth: `None` accepts the stored value (or
     /// the default when creating); `Some(b)` must equal the stored value.
-    /// Doubling it halves the buckets, so the resident upper trie and
-    /// bucket table (about 2.5-2.9 bytes per value at 4 KiB), at the price
-    /// of twice the bytes read, decoded and rewritten per changed bucket
-    /// (ARCHITECTURE.md, "Bucket capacity"; docs/benchmarks.md).
+    /// Doubling it halves the buckets, and with them the resident upper
+    /// trie and bucket table (about 2.5-2.9 bytes per value at 4 KiB), at
+    /// the price of twice the bytes read, decoded and rewritten per changed
+    /// bucket (ARCHITECTURE.md, "Bucket capacity"; docs/benchmarks.md).
     pub bucket_bytes: Option<usize>,
     /// Memory for caches and unflushed changes, in bytes. Half of it bounds
     /// the changed buckets held between checkpoints; the clean bucket cache

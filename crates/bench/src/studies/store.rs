@@ -88,7 +88,7 @@ impl StoreBenchConfig {
             dir,
             entries,
             group_depth: ubt_engine::DEFAULT_GROUP_DEPTH,
-            bucket_bytes: 4096,
+            bucket_bytes: ubt_engine::BUCKET_BYTES_DEFAULT,
             memory_budget_bytes: 1 << 30,
             direct_reads: false,
             cold_reads: 2_000,

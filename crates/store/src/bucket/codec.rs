@@ -64,8 +64,9 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
         codes |= summary.occupancy.code() << (2 * sub);
     }
     out.push(codes);
-    // A bucket over its capacity (at most 64 KiB) is split; one that cannot be has a
-    // single stem or at most four (under a prefix of BUCKET_PREFIX_MAX).
+    // A bucket over its capacity (at most 64 KiB) is split; one that
+    // cannot be has a single stem or at most four (under a prefix of
+    // BUCKET_PREFIX_MAX).
     #[allow(clippy::cast_possible_truncation)]
     let (stem_count, encoded_len) = (bucket.stems.len() as u16, bucket.encoded_len() as u32);
     debug_assert_eq!(usize::from(stem_count), bucket.stems.len());

@@ -8,8 +8,8 @@ use ubt_spec::hash::Hash;
 use ubt_spec::key::Stem;
 
 /// `index` into a bucket's values as stored. A bucket holds far fewer than
-/// 2^32 values: one over the bucket capacity (at most 64 KiB) is split, and a block writes at
-/// most LAYER_OPS_MAX (~16.7 M).
+/// 2^32 values: one over the bucket capacity (at most 64 KiB) is split,
+/// and a block writes at most LAYER_OPS_MAX (~16.7 M).
 fn value_index(index: usize) -> u32 {
     debug_assert!(u32::try_from(index).is_ok(), "value index {index}");
     u32::try_from(index).unwrap_or(u32::MAX)

@@ -25,8 +25,9 @@ use crate::summary::Summary;
 use crate::upper::{id_of, BucketId, Link, NodeId, PageState, PageTable, UpperNode, UpperTrie};
 
 /// Encoded bucket bytes hashed and written per parallel batch (about
-/// 4,096 buckets of 4 KiB at their usual fill): a batch is cut by bytes, not by buckets, so the
-/// build's memory does not grow with the bucket capacity.
+/// 4,096 buckets of 4 KiB at their usual fill): a batch is cut by bytes,
+/// not by buckets, so the build's memory does not grow with the bucket
+/// capacity.
 const BATCH_BYTES: usize = 12 << 20;
 /// Batches cut but not yet hashed, at most.
 const BATCHES_IN_FLIGHT: usize = 2;
