@@ -38,7 +38,12 @@ use crate::upper::page::{self, Entry};
 use crate::upper::{BucketId, Link, NodeId, ROOT};
 
 /// Coalesced writes of consecutive blocks are flushed at this size.
-const WRITE_RUN_BYTES_MAX: usize = 4 << 20;
+const WRITE_RUN_BYTES_MAX: usize = 1 << 20;
+/// A checkpoint encodes and writes the changed buckets in chunks of at
+/// most this many bytes (counted at the database's bucket capacity) and a
+/// sixteenth of the dirty budget, so the encodings it holds beside the
+/// changed buckets' contents stay a small part of the budget.
+const CHECKPOINT_CHUNK_BYTES: usize = 16 << 20;
 /// Page blocks may hold this many dead bytes beyond the live ones before
 /// every page is rewritten.
 const PAGE_SLACK_BYTES: u64 = 64 << 10;
@@ -62,7 +67,10 @@ impl PagePacker {
         if let Some((start, buffer)) = &mut self.run {
             let have = buffer.len().div_ceil(BLOCK_BYTES) as u64;
             let need = (buffer.len() + bytes.len()).div_ceil(BLOCK_BYTES) as u64;
-            if need == have || alloc.alloc_at(*start + have..*start + need) {
+            // A run is handed to the writer at the writer's run size, so a
+            // checkpoint that rewrites many pages never holds them all.
+            let room = buffer.len() + bytes.len() <= WRITE_RUN_BYTES_MAX;
+            if room && (need == have || alloc.alloc_at(*start + have..*start + need)) {
                 let offset = *start * BLOCK_BYTES as u64 + buffer.len() as u64;
                 buffer.extend_from_slice(bytes);
                 return Ok(offset);
@@ -179,8 +187,97 @@ impl Store {
     pub(crate) fn write_checkpoint(&mut self) -> Result<()> {
         let unpersisted = self.persisted_values();
         let dirty = self.tree.dirty_ids();
-        // (encoded bytes, summary at the persisted root when it differs from the tip's)
-        let encoded: Vec<(Option<Vec<u8>>, Option<Summary>)> = dirty
+        let data = Arc::clone(&self.tree.data);
+        let mut writer = RunWriter::new(data.as_ref());
+        let mut new_refs: Vec<Option<Extent>> = Vec::with_capacity(dirty.len());
+        // The summary at the persisted root, where it differs from the tip's.
+        let mut persisted_summaries: Vec<Option<Summary>> = Vec::with_capacity(dirty.len());
+        // Encoded and written a chunk at a time, so the encodings held at
+        // once stay a small part of the budget whatever the number of
+        // changed buckets.
+        let chunk_bytes = CHECKPOINT_CHUNK_BYTES.min(self.options.dirty_bytes_max() / 16);
+        let chunk_buckets = (chunk_bytes / self.tree.bucket_bytes).max(1);
+        for chunk in dirty.chunks(chunk_buckets) {
+            let encoded = self.encode_persisted(chunk, &unpersisted);
+            let first = new_refs.len();
+            for (bytes, _) in &encoded {
+                let Some(bytes) = bytes else {
+                    new_refs.push(None);
+                    continue;
+                };
+                let blocks = blocks_for(bytes.len());
+                let block = self.tree.alloc.alloc(blocks);
+                let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                writer.write(block, bytes)?;
+                new_refs.push(Some(Extent::at_block(block, bytes.len(), crc)));
+            }
+            writer.flush()?;
+            // The chunk is in the file: its encodings are the bytes at
+            // their new extents, so the clean cache may hold them now (an
+            // entry matches only the extent it was written at, and a bucket
+            // keeps its old extent until the loop below). A bucket that
+            // unpersisted layers changed was written without those changes
+            // and keeps its tip in memory: nothing to cache.
+            for ((&id, (bytes, summary)), new_ref) in
+                chunk.iter().zip(encoded).zip(&new_refs[first..])
+            {
+                if let (Some(bytes), Some(at), None) = (bytes, new_ref, summary) {
+                    // Encoded here: its checksum is the one referenced.
+                    debug_assert!(crate::bucket::codec::checksum_matches(&bytes, at.crc));
+                    self.tree.cache.insert(id, *at, Arc::from(bytes));
+                }
+                persisted_summaries.push(summary);
+            }
+        }
+        // Bucket references must be final before pages are encoded. The old
+        // extents stay in use until the new meta record is durable.
+        let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::default();
+        for ((&id, new_ref), summary) in dirty.iter().zip(&new_refs).zip(&persisted_summaries) {
+            let slot = &mut self.tree.buckets[id as usize];
+            if let Some(old) = slot.set_extent(*new_ref) {
+                self.tree.released.push(old.blocks());
+            }
+            if let Some(summary) = summary {
+                let leaf = self.tree.trie.leaf_of(&self.tree.buckets.prefix(id));
+                leaf_overrides.insert(leaf, *summary);
+            }
+        }
+        let overrides = self.tree.trie.summaries_with(&leaf_overrides, |leaf| {
+            match self.tree.trie.node(leaf).link() {
+                Link::Leaf(bucket) => self.tree.buckets.prefix(bucket),
+                Link::Internal(_) => unreachable!("overrides are for leaves"),
+            }
+        });
+        self.write_flat(&mut writer)?;
+        let revert_log = self.write_revert_log(&mut writer)?;
+        self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
+        self.settle_flat();
+        // The checkpoint is durable from here on: a failure to restart the
+        // WAL poisons the handle (no commit could follow) but does not
+        // undo it, and a reopen restarts the log.
+        if let Err(error) = self.after_checkpoint() {
+            self.poison(&error);
+        }
+        for (id, summary) in dirty.into_iter().zip(persisted_summaries) {
+            if summary.is_none() {
+                // Written as it is: its bytes are on disk (and cached).
+                // Otherwise unpersisted layers changed it: the tip stays.
+                self.tree.buckets[id as usize].dirty = None;
+            }
+        }
+        self.tree.recount_dirty_bytes();
+        Ok(())
+    }
+
+    /// The persisted state of each of `chunk`'s changed buckets, encoded
+    /// (`None` for an empty bucket), with its summary when unpersisted
+    /// layers changed it (the encoding then undoes their changes).
+    fn encode_persisted(
+        &self,
+        chunk: &[BucketId],
+        unpersisted: &HashMap<BucketId, Vec<(B256, Option<B256>)>>,
+    ) -> Vec<(Option<Vec<u8>>, Option<Summary>)> {
+        chunk
             .par_iter()
             .map(|&id| {
                 let Some(contents) = self.tree.buckets[id as usize].dirty.as_deref() else {
@@ -208,64 +305,7 @@ impl Store {
                     }
                 }
             })
-            .collect();
-        let data = Arc::clone(&self.tree.data);
-        let mut writer = RunWriter::new(data.as_ref());
-        let mut new_refs: Vec<Option<Extent>> = Vec::with_capacity(dirty.len());
-        for (bytes, _) in &encoded {
-            let Some(bytes) = bytes else {
-                new_refs.push(None);
-                continue;
-            };
-            let blocks = blocks_for(bytes.len());
-            let block = self.tree.alloc.alloc(blocks);
-            let crc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-            writer.write(block, bytes)?;
-            new_refs.push(Some(Extent::at_block(block, bytes.len(), crc)));
-        }
-        // Bucket references must be final before pages are encoded. The old
-        // extents stay in use until the new meta record is durable.
-        let mut leaf_overrides: HashMap<NodeId, Summary> = HashMap::default();
-        for ((&id, new_ref), (_, summary)) in dirty.iter().zip(&new_refs).zip(&encoded) {
-            let slot = &mut self.tree.buckets[id as usize];
-            if let Some(old) = slot.set_extent(*new_ref) {
-                self.tree.released.push(old.blocks());
-            }
-            if let Some(summary) = summary {
-                let leaf = self.tree.trie.leaf_of(&self.tree.buckets.prefix(id));
-                leaf_overrides.insert(leaf, *summary);
-            }
-        }
-        let overrides = self.tree.trie.summaries_with(&leaf_overrides, |leaf| {
-            match self.tree.trie.node(leaf).link() {
-                Link::Leaf(bucket) => self.tree.buckets.prefix(bucket),
-                Link::Internal(_) => unreachable!("overrides are for leaves"),
-            }
-        });
-        self.write_flat(&mut writer)?;
-        let revert_log = self.write_revert_log(&mut writer)?;
-        self.write_pages_and_meta(&mut writer, &overrides, revert_log)?;
-        self.settle_flat();
-        // The checkpoint is durable from here on: a failure to restart the
-        // WAL poisons the handle (no commit could follow) but does not
-        // undo it, and a reopen restarts the log.
-        if let Err(error) = self.after_checkpoint() {
-            self.poison(&error);
-        }
-        for ((id, (bytes, summary)), new_ref) in dirty.into_iter().zip(encoded).zip(new_refs) {
-            if summary.is_some() {
-                // Unpersisted layers changed it: the tip stays in memory.
-                continue;
-            }
-            self.tree.buckets[id as usize].dirty = None;
-            if let (Some(bytes), Some(at)) = (bytes, new_ref) {
-                // Encoded here: its checksum is the one referenced.
-                debug_assert!(crate::bucket::codec::checksum_matches(&bytes, at.crc));
-                self.tree.cache.insert(id, at, Arc::from(bytes));
-            }
-        }
-        self.tree.recount_dirty_bytes();
-        Ok(())
+            .collect()
     }
 
     /// Steps 1 (pages) to 3 of the protocol: writes every dirty page
