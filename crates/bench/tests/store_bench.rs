@@ -89,6 +89,58 @@ fn a_small_run_with_direct_reads_and_paired_device_reads() {
     }
 }
 
+/// With buckets larger than a block, the device is probed again with
+/// reads of the buckets' mean extent, and the cold blocks' I/O bound (and
+/// the paired reads) use that probe, not the 4 KiB one.
+#[test]
+fn larger_buckets_are_measured_against_reads_of_their_size() {
+    let dir = TempDir::new("store-bucket-reads");
+    let mut config = small_config(&dir);
+    config.bucket_bytes = 16 << 10;
+    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
+        file_bytes: 8 << 20,
+        qd1_reads: 50,
+        qd32_reads: 200,
+        ..Default::default()
+    });
+    let report = run(&config, &mut |_| {}).unwrap();
+    let blocks_mean = report.build.bucket_blocks_mean;
+    assert!(blocks_mean > 1.5 && blocks_mean <= 4.0, "{blocks_mean}");
+    let four_kib = report.device.as_ref().unwrap();
+    assert_eq!(four_kib.read_block_bytes, 4096);
+    let at_buckets = report
+        .device_at_bucket_reads
+        .as_ref()
+        .expect("a second probe");
+    assert_eq!(
+        at_buckets.read_block_bytes as f64,
+        blocks_mean.round() * 4096.0,
+        "reads of the mean extent in whole blocks"
+    );
+    for block in &report.blocks {
+        let bound = block.io_bound_ms.unwrap();
+        let expected = block.buckets_read as f64 / at_buckets.qd32_reads_per_s * 1e3;
+        assert!(
+            (bound - expected).abs() <= 1e-9 * expected.max(1.0),
+            "{bound} {expected}"
+        );
+    }
+    let md = to_markdown(&report);
+    assert!(md.contains("mean extent"), "{md}");
+    // At the default capacity a bucket is one block: no second probe.
+    let dir = TempDir::new("store-bucket-reads-4k");
+    let mut config = small_config(&dir);
+    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
+        file_bytes: 8 << 20,
+        qd1_reads: 50,
+        qd32_reads: 200,
+        ..Default::default()
+    });
+    let report = run(&config, &mut |_| {}).unwrap();
+    assert!(report.build.bucket_blocks_mean.round() <= 1.0);
+    assert!(report.device_at_bucket_reads.is_none());
+}
+
 #[test]
 fn the_built_database_holds_exactly_the_pairs() {
     let dir = TempDir::new("store-pairs");

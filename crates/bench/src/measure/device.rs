@@ -49,8 +49,12 @@ use ubt_spec::rng::SplitMix64;
 /// The name of the scratch file [`probe`] creates in its directory.
 pub const PROBE_FILE_NAME: &str = "device-probe.bin";
 
-/// Bytes per read, and the alignment of offsets and buffers.
+/// The default bytes per read, and the alignment of offsets, buffers and
+/// every read size.
 pub const READ_BLOCK_BYTES: usize = 4096;
+
+/// The largest read size [`probe`] accepts.
+pub const READ_BYTES_MAX: usize = 1 << 20;
 
 /// Reads in flight in the QD32 phase.
 pub const QUEUE_DEPTH: usize = 32;
@@ -89,11 +93,15 @@ pub struct DeviceProbeOptions {
     /// Try io_uring for QD32 (falling back to threads if unavailable).
     /// `false` forces the thread pool.
     pub allow_io_uring: bool,
+    /// Bytes per read: a multiple of [`READ_BLOCK_BYTES`] up to
+    /// [`READ_BYTES_MAX`] that divides `file_bytes`; reads start at
+    /// multiples of it.
+    pub read_bytes: usize,
 }
 
 impl Default for DeviceProbeOptions {
-    /// 1 GiB file, 4,000 QD1 reads, 40,000 QD32 reads, 300 warm-up reads,
-    /// `O_DIRECT` and io_uring where possible.
+    /// 1 GiB file, 4 KiB reads, 4,000 QD1 reads, 40,000 QD32 reads, 300
+    /// warm-up reads, `O_DIRECT` and io_uring where possible.
     fn default() -> Self {
         DeviceProbeOptions {
             file_bytes: 1 << 30,
@@ -103,6 +111,7 @@ impl Default for DeviceProbeOptions {
             seed: 0x5eed_0ddb_a11d_e71c,
             allow_direct_io: true,
             allow_io_uring: true,
+            read_bytes: READ_BLOCK_BYTES,
         }
     }
 }
@@ -114,7 +123,7 @@ pub struct DeviceLimits {
     pub path: PathBuf,
     /// Size of the scratch file in bytes.
     pub file_bytes: u64,
-    /// Bytes per read (4096).
+    /// Bytes per read (4096 unless the options chose another size).
     pub read_block_bytes: u64,
     /// Whether the scratch file was written in this run (else an existing
     /// file of the right size was reused).
@@ -167,9 +176,9 @@ fn rng_stream(seed: u64, stream: u64) -> SplitMix64 {
     SplitMix64(mixer.next_u64())
 }
 
-/// A uniformly chosen block-aligned offset among `blocks` blocks.
-fn random_offset(rng: &mut SplitMix64, blocks: u64) -> u64 {
-    rng.below(blocks) * READ_BLOCK_BYTES as u64
+/// A uniformly chosen offset among `slots` aligned slots of `read_bytes`.
+fn random_offset(rng: &mut SplitMix64, slots: u64, read_bytes: usize) -> u64 {
+    rng.below(slots) * read_bytes as u64
 }
 
 /// A zeroed buffer whose start is aligned to [`READ_BLOCK_BYTES`], as
@@ -199,7 +208,7 @@ impl AlignedBuf {
 
 /// Measures the device under `dir` (see the module documentation): writes
 /// or reuses `dir/device-probe.bin` of `options.file_bytes`, then times
-/// QD1 and QD32 random 4 KiB reads. `dir` is created if missing; the
+/// QD1 and QD32 random reads of `options.read_bytes`. `dir` is created if missing; the
 /// scratch file is left in place for reuse (delete it, or `dir`, when
 /// done).
 pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, BenchError> {
@@ -215,28 +224,33 @@ pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, B
             "reused the existing {PROBE_FILE_NAME}; sequential write not measured"
         ));
     }
-    let blocks = options.file_bytes / READ_BLOCK_BYTES as u64;
+    let read_bytes = options.read_bytes;
+    let slots = options.file_bytes / read_bytes as u64;
 
     let (file, direct_io) = open_for_reads(&path, options.allow_direct_io, &mut notes)?;
     let reader = Reader {
         file: &file,
         path: &path,
-        blocks,
+        slots,
+        read_bytes,
         direct_io,
     };
 
     // QD1.
     let mut rng = rng_stream(options.seed, STREAM_QD1_WARMUP);
-    let mut buf = AlignedBuf::new(READ_BLOCK_BYTES);
+    let mut buf = AlignedBuf::new(read_bytes);
     for _ in 0..options.warmup_reads {
-        reader.read_one(buf.as_mut_slice(), random_offset(&mut rng, blocks))?;
+        reader.read_one(
+            buf.as_mut_slice(),
+            random_offset(&mut rng, slots, read_bytes),
+        )?;
     }
     reader.make_cold()?;
     let mut rng = rng_stream(options.seed, STREAM_QD1);
     let mut latencies_us = Vec::with_capacity(options.qd1_reads);
     let start = Instant::now();
     for _ in 0..options.qd1_reads {
-        let offset = random_offset(&mut rng, blocks);
+        let offset = random_offset(&mut rng, slots, read_bytes);
         let t0 = Instant::now();
         reader.read_one(buf.as_mut_slice(), offset)?;
         latencies_us.push(t0.elapsed().as_secs_f64() * 1e6);
@@ -254,7 +268,7 @@ pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, B
     Ok(DeviceLimits {
         path,
         file_bytes: options.file_bytes,
-        read_block_bytes: READ_BLOCK_BYTES as u64,
+        read_block_bytes: read_bytes as u64,
         file_created,
         seq_write_mb_per_s,
         direct_io,
@@ -270,7 +284,7 @@ pub fn probe(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, B
         qd32_reads: options.qd32_reads as u64,
         qd32_backend: qd32_backend.to_string(),
         qd32_reads_per_s,
-        qd32_mb_per_s: qd32_reads_per_s * READ_BLOCK_BYTES as f64 / MB,
+        qd32_mb_per_s: qd32_reads_per_s * read_bytes as f64 / MB,
         qd32_elapsed_s: qd32_s,
         notes,
     })
@@ -281,6 +295,18 @@ fn check_options(options: &DeviceProbeOptions) -> Result<(), BenchError> {
     if options.file_bytes == 0 || !options.file_bytes.is_multiple_of(READ_BLOCK_BYTES as u64) {
         return invalid(format!(
             "file_bytes = {} is not a non-zero multiple of {READ_BLOCK_BYTES}",
+            options.file_bytes
+        ));
+    }
+    let read_bytes = options.read_bytes;
+    if read_bytes == 0
+        || !read_bytes.is_multiple_of(READ_BLOCK_BYTES)
+        || read_bytes > READ_BYTES_MAX
+        || !options.file_bytes.is_multiple_of(read_bytes as u64)
+    {
+        return invalid(format!(
+            "read_bytes = {read_bytes} is not a multiple of {READ_BLOCK_BYTES} up to \
+             {READ_BYTES_MAX} dividing file_bytes = {}",
             options.file_bytes
         ));
     }
@@ -404,16 +430,23 @@ fn open_for_reads(
 struct Reader<'a> {
     file: &'a File,
     path: &'a Path,
-    blocks: u64,
+    /// Aligned places a read can start at.
+    slots: u64,
+    read_bytes: usize,
     direct_io: bool,
 }
 
 impl Reader<'_> {
-    /// One blocking read of a block.
+    /// One blocking read of `buf.len()` bytes.
     fn read_one(&self, buf: &mut [u8], offset: u64) -> Result<(), BenchError> {
         self.file
             .read_exact_at(buf, offset)
-            .map_err(|e| read_error(self.path, offset, e))
+            .map_err(|e| read_error(self.path, buf.len(), offset, e))
+    }
+
+    /// A random aligned offset of one read.
+    fn next_offset(&self, rng: &mut SplitMix64) -> u64 {
+        random_offset(rng, self.slots, self.read_bytes)
     }
 
     /// Without `O_DIRECT`, drops the file from the page cache so that the
@@ -485,13 +518,14 @@ impl Reader<'_> {
         use io_uring::{opcode, types};
 
         let depth = QUEUE_DEPTH.min(count);
-        let mut buffers = AlignedBuf::new(depth * READ_BLOCK_BYTES);
-        // One block-sized slot per read in flight; the slot index is the
+        let read_bytes = self.read_bytes;
+        let mut buffers = AlignedBuf::new(depth * read_bytes);
+        // One read-sized slot per read in flight; the slot index is the
         // read's user data. The slots are only touched by the kernel while
         // the reads are in flight, never through `buffers`.
         let slots: Vec<*mut u8> = buffers
             .as_mut_slice()
-            .chunks_exact_mut(READ_BLOCK_BYTES)
+            .chunks_exact_mut(read_bytes)
             .map(|slot| slot.as_mut_ptr())
             .collect();
         let fd = types::Fd(self.file.as_raw_fd());
@@ -504,14 +538,14 @@ impl Reader<'_> {
         let start = Instant::now();
         // Queues the next read into `slot`; false if the queue was full.
         let mut push = |ring: &mut io_uring::IoUring, slot: usize, offsets: &mut [u64]| {
-            let offset = random_offset(rng, self.blocks);
+            let offset = self.next_offset(rng);
             offsets[slot] = offset;
-            #[allow(clippy::cast_possible_truncation)] // a constant, 4096
-            let entry = opcode::Read::new(fd, slots[slot], READ_BLOCK_BYTES as u32)
+            #[allow(clippy::cast_possible_truncation)] // at most READ_BYTES_MAX
+            let entry = opcode::Read::new(fd, slots[slot], read_bytes as u32)
                 .offset(offset)
                 .build()
                 .user_data(slot as u64);
-            // SAFETY: `slots[slot]` points to READ_BLOCK_BYTES bytes of
+            // SAFETY: `slots[slot]` points to `read_bytes` bytes of
             // `buffers`, which nobody else reads or writes while this read
             // is in flight (each slot carries at most one read) and which
             // outlives the read: this function waits for every read in
@@ -556,13 +590,13 @@ impl Reader<'_> {
                 in_flight -= 1;
                 if result < 0 {
                     let e = io::Error::from_raw_os_error(-result);
-                    first_error.get_or_insert(read_error(self.path, offsets[slot], e));
-                } else if result as usize != READ_BLOCK_BYTES {
+                    first_error.get_or_insert(read_error(self.path, read_bytes, offsets[slot], e));
+                } else if result as usize != read_bytes {
                     let e = io::Error::new(
                         io::ErrorKind::UnexpectedEof,
-                        format!("short read: {result} of {READ_BLOCK_BYTES} bytes"),
+                        format!("short read: {result} of {read_bytes} bytes"),
                     );
-                    first_error.get_or_insert(read_error(self.path, offsets[slot], e));
+                    first_error.get_or_insert(read_error(self.path, read_bytes, offsets[slot], e));
                 }
                 if first_error.is_none() && issued < count {
                     if push(ring, slot, &mut offsets) {
@@ -599,13 +633,13 @@ impl Reader<'_> {
                     let (next, failed, start_line) = (&next, &failed, &start_line);
                     scope.spawn(move || -> Result<(), BenchError> {
                         let mut rng = rng_stream(seed, stream.wrapping_mul(1 << 16) + thread);
-                        let mut buf = AlignedBuf::new(READ_BLOCK_BYTES);
+                        let mut buf = AlignedBuf::new(self.read_bytes);
                         start_line.wait();
                         while !failed.load(Ordering::Relaxed)
                             && next.fetch_add(1, Ordering::Relaxed) < count
                         {
-                            if let Err(e) = self
-                                .read_one(buf.as_mut_slice(), random_offset(&mut rng, self.blocks))
+                            if let Err(e) =
+                                self.read_one(buf.as_mut_slice(), self.next_offset(&mut rng))
                             {
                                 failed.store(true, Ordering::Relaxed);
                                 return Err(e);
@@ -632,7 +666,7 @@ impl Reader<'_> {
 }
 
 /// The device's QD1 latency measured beside another measurement, read
-/// for read: random `O_DIRECT` 4 KiB reads of an existing file (a
+/// for read: random `O_DIRECT` reads of an existing file (a
 /// database's own data file), timed one at a time between the other
 /// measurement's operations. A probe taken minutes earlier on a virtual
 /// disk whose latency drifts by a third within a run says less about
@@ -641,21 +675,35 @@ impl Reader<'_> {
 pub struct PairedDeviceReads {
     file: File,
     path: PathBuf,
-    blocks: u64,
+    /// Blocks a read can start at (every block from which `buf.len()`
+    /// bytes lie inside the file).
+    starts: u64,
     buf: AlignedBuf,
     rng: SplitMix64,
 }
 
 impl PairedDeviceReads {
-    /// Opens `path` for direct reads; `None` if it holds less than a
-    /// block or its file system refuses `O_DIRECT` (the reads would then
-    /// measure the page cache, not the device).
-    pub fn open(path: &Path, seed: u64) -> Result<Option<PairedDeviceReads>, BenchError> {
+    /// Opens `path` for direct reads of `read_bytes` (a multiple of
+    /// [`READ_BLOCK_BYTES`], as a database's bucket extents are) starting
+    /// at any block; `None` if it holds less than one read or its file
+    /// system refuses `O_DIRECT` (the reads would then measure the page
+    /// cache, not the device).
+    pub fn open(
+        path: &Path,
+        seed: u64,
+        read_bytes: usize,
+    ) -> Result<Option<PairedDeviceReads>, BenchError> {
+        if read_bytes == 0 || !read_bytes.is_multiple_of(READ_BLOCK_BYTES) {
+            return Err(BenchError::InvalidOptions {
+                what: format!("paired reads of {read_bytes} bytes: not whole blocks"),
+            });
+        }
         let len = fs::metadata(path)
             .map_err(|e| BenchError::io_at("stat", path, e))?
             .len();
         let blocks = len / READ_BLOCK_BYTES as u64;
-        if blocks == 0 {
+        let read_blocks = (read_bytes / READ_BLOCK_BYTES) as u64;
+        if blocks < read_blocks {
             return Ok(None);
         }
         let mut notes = Vec::new();
@@ -666,27 +714,33 @@ impl PairedDeviceReads {
         Ok(Some(PairedDeviceReads {
             file,
             path: path.to_path_buf(),
-            blocks,
-            buf: AlignedBuf::new(READ_BLOCK_BYTES),
+            starts: blocks - read_blocks + 1,
+            buf: AlignedBuf::new(read_bytes),
             rng: rng_stream(seed, STREAM_PAIRED),
         }))
     }
 
-    /// Reads one random block; returns its latency in microseconds.
+    /// Bytes per read.
+    pub fn read_bytes(&self) -> usize {
+        self.buf.len
+    }
+
+    /// One read at a random block; returns its latency in microseconds.
     pub fn time_one(&mut self) -> Result<f64, BenchError> {
-        let offset = random_offset(&mut self.rng, self.blocks);
+        let offset = random_offset(&mut self.rng, self.starts, READ_BLOCK_BYTES);
         let started = Instant::now();
+        let buf = self.buf.as_mut_slice();
         self.file
-            .read_exact_at(self.buf.as_mut_slice(), offset)
-            .map_err(|e| read_error(&self.path, offset, e))?;
+            .read_exact_at(buf, offset)
+            .map_err(|e| read_error(&self.path, buf.len(), offset, e))?;
         Ok(started.elapsed().as_secs_f64() * 1e6)
     }
 }
 
-fn read_error(path: &Path, offset: u64, e: io::Error) -> BenchError {
+fn read_error(path: &Path, read_bytes: usize, offset: u64, e: io::Error) -> BenchError {
     BenchError::io(
         format!(
-            "read {READ_BLOCK_BYTES} bytes at offset {offset} of {}",
+            "read {read_bytes} bytes at offset {offset} of {}",
             path.display()
         ),
         e,
@@ -704,11 +758,11 @@ mod tests {
         let mut c = rng_stream(7, STREAM_QD32);
         let mut differs = false;
         for _ in 0..10_000 {
-            let offset = random_offset(&mut a, 1000);
-            assert_eq!(offset % READ_BLOCK_BYTES as u64, 0);
-            assert!(offset < 1000 * READ_BLOCK_BYTES as u64);
-            assert_eq!(offset, random_offset(&mut b, 1000));
-            differs |= offset != random_offset(&mut c, 1000);
+            let offset = random_offset(&mut a, 1000, 8192);
+            assert_eq!(offset % 8192, 0);
+            assert!(offset < 1000 * 8192);
+            assert_eq!(offset, random_offset(&mut b, 1000, 8192));
+            differs |= offset != random_offset(&mut c, 1000, 8192);
         }
         assert!(differs, "streams differ");
     }
@@ -724,26 +778,59 @@ mod tests {
     }
 
     #[test]
-    fn paired_reads_read_whole_blocks_of_the_file_or_decline() {
+    fn paired_reads_read_whole_reads_of_the_file_or_decline() {
         let dir = std::env::temp_dir().join(format!("ubt-paired-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let small = dir.join("small");
         fs::write(&small, [7u8; 4000]).unwrap();
-        assert!(PairedDeviceReads::open(&small, 1).unwrap().is_none());
+        assert!(PairedDeviceReads::open(&small, 1, READ_BLOCK_BYTES)
+            .unwrap()
+            .is_none());
         let file = dir.join("file");
-        fs::write(&file, vec![1u8; 16 * READ_BLOCK_BYTES + 100]).unwrap();
-        match PairedDeviceReads::open(&file, 1).unwrap() {
-            Some(mut reads) => {
-                assert_eq!(reads.blocks, 16);
-                for _ in 0..50 {
-                    let micros = reads.time_one().unwrap();
-                    assert!(micros.is_finite() && micros > 0.0);
-                    assert_eq!(reads.buf.as_mut_slice(), &[1u8; READ_BLOCK_BYTES][..]);
+        // Block i holds the byte i, so a read shows where it started.
+        let mut contents: Vec<u8> = (0..16u8).flat_map(|i| [i; READ_BLOCK_BYTES]).collect();
+        contents.extend_from_slice(&[99; 100]);
+        fs::write(&file, &contents).unwrap();
+        assert!(PairedDeviceReads::open(&file, 1, 17 * READ_BLOCK_BYTES)
+            .unwrap()
+            .is_none());
+        assert!(PairedDeviceReads::open(&file, 1, 5000).is_err());
+        for read_blocks in [1, 3, 16] {
+            match PairedDeviceReads::open(&file, 1, read_blocks * READ_BLOCK_BYTES).unwrap() {
+                Some(mut reads) => {
+                    assert_eq!(reads.read_bytes(), read_blocks * READ_BLOCK_BYTES);
+                    assert_eq!(reads.starts, (16 - read_blocks + 1) as u64);
+                    for _ in 0..50 {
+                        let micros = reads.time_one().unwrap();
+                        assert!(micros.is_finite() && micros > 0.0);
+                        let read = reads.buf.as_mut_slice();
+                        let first = read[0] as usize;
+                        assert!(first + read_blocks <= 16, "inside the file's whole blocks");
+                        let expected = &contents[first * READ_BLOCK_BYTES..][..read.len()];
+                        assert_eq!(read, expected, "whole blocks from a block boundary");
+                    }
                 }
+                None => eprintln!("skipping: the temporary directory refuses O_DIRECT"),
             }
-            None => eprintln!("skipping: the temporary directory refuses O_DIRECT"),
         }
-        assert!(PairedDeviceReads::open(&dir.join("missing"), 1).is_err());
+        assert!(PairedDeviceReads::open(&dir.join("missing"), 1, READ_BLOCK_BYTES).is_err());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn read_sizes_are_checked() {
+        let with = |read_bytes| DeviceProbeOptions {
+            read_bytes,
+            ..DeviceProbeOptions::default()
+        };
+        assert!(check_options(&with(READ_BLOCK_BYTES)).is_ok());
+        assert!(
+            check_options(&with(3 * READ_BLOCK_BYTES)).is_err(),
+            "does not divide 1 GiB"
+        );
+        assert!(check_options(&with(16 * READ_BLOCK_BYTES)).is_ok());
+        for bad in [0, 1000, 4097, 2 * READ_BYTES_MAX] {
+            assert!(check_options(&with(bad)).is_err(), "{bad}");
+        }
     }
 }

@@ -2,7 +2,9 @@
 //! values, each next to the device's limit measured in the same run.
 //!
 //! Phases, in order: the device probe (QD1 latency, QD32 IOPS); bulk build
-//! (entries/s, disk bytes per entry); cold point reads (page cache dropped
+//! (entries/s, disk bytes per entry); where buckets take more than one
+//! block (capacities above 4 KiB), a second probe with reads of their mean
+//! extent, whose limits the read and cold-block targets use; cold point reads (page cache dropped
 //! and checked empty with `mincore`, single-threaded, latency of reads that
 //! missed every cache); one cold batched read (`get_many`); blocks of
 //! random updates, cold (checkpoint, caches dropped) then warm (data file
@@ -31,7 +33,9 @@ use super::store_reference::{
 use crate::error::BenchError;
 use crate::gen::RandomPairs;
 use crate::measure::cold::{make_cold, make_warm, resident_bytes, ColdReport};
-use crate::measure::device::{probe, DeviceLimits, DeviceProbeOptions, PairedDeviceReads};
+use crate::measure::device::{
+    probe, DeviceLimits, DeviceProbeOptions, PairedDeviceReads, READ_BLOCK_BYTES,
+};
 use crate::measure::diskstats::DeviceCounters;
 use crate::measure::hash_rate::{self, HashRate};
 use crate::measure::memory;
@@ -129,6 +133,10 @@ pub struct BuildFigures {
     pub pages: u64,
     /// Memory of the resident upper trie and bucket table.
     pub upper_trie_bytes: u64,
+    /// Mean whole blocks per bucket extent: the data file's used blocks
+    /// less the pages' over the buckets (after a bulk build the data file
+    /// holds nothing else). One cold bucket read reads about this many.
+    pub bucket_blocks_mean: f64,
     /// The process's resident bytes after the build (the database closed).
     pub resident_bytes_after_build: Option<u64>,
 }
@@ -151,8 +159,8 @@ pub struct ColdReadFigures {
     /// Mean latency of the misses.
     pub miss_latency_mean_us: f64,
     /// Median latency of the device's own reads paired with the misses:
-    /// after each store read, one `O_DIRECT` 4 KiB read of a random block
-    /// of the database's data file (`None` without the device probe, or
+    /// after each store read, one `O_DIRECT` read of the mean bucket
+    /// extent (whole blocks, from a random block) of the database's data file (`None` without the device probe, or
     /// where `O_DIRECT` is refused).
     pub paired_device_p50_us: Option<f64>,
 }
@@ -273,8 +281,13 @@ pub struct StoreBenchReport {
     pub memory_budget_bytes: usize,
     /// The machine.
     pub machine: crate::measure::machine::MachineInfo,
-    /// The device's limits.
+    /// The device's limits (4 KiB reads).
     pub device: Option<DeviceLimits>,
+    /// The device's limits for reads of the database's mean bucket extent
+    /// (whole blocks), probed after the build when that is more than one
+    /// block: the bucket reads' own device limits, which the cold-read,
+    /// batched-read and cold-block targets then use.
+    pub device_at_bucket_reads: Option<DeviceLimits>,
     /// Bulk build.
     pub build: BuildFigures,
     /// Cold point reads.
@@ -359,13 +372,21 @@ pub fn run(
     let entries = RandomPairs::new(config.entries, config.seed);
     let mut random = SplitMix64::new(config.seed);
     let build = generate_and_build(config, &db_dir, &options, &entries, progress)?;
+    let device_at_bucket_reads = probe_bucket_reads(config, &build, progress)?;
+    let read_limits = device_at_bucket_reads.as_ref().or(device.as_ref());
 
     progress("cold point reads");
     let cold = make_cold(&db_files(&db_dir))?;
     let db = Db::open(&db_dir, options.clone()).map_err(engine_error("reopening"))?;
     let resident_bytes_after_open = resident_bytes(&db_files(&db_dir))?;
     let paired = match config.device {
-        Some(_) => PairedDeviceReads::open(&db_dir.join(ubt_engine::DATA_FILE), config.seed)?,
+        Some(_) => PairedDeviceReads::open(
+            &db_dir.join(ubt_engine::DATA_FILE),
+            config.seed,
+            read_limits.map_or(READ_BLOCK_BYTES, |d| {
+                usize::try_from(d.read_block_bytes).unwrap_or(READ_BLOCK_BYTES)
+            }),
+        )?,
         None => None,
     };
     let cold_reads = cold_point_reads(config, &db, &entries, &mut random, paired)?
@@ -376,7 +397,7 @@ pub fn run(
     drop(db);
 
     let mut db = Db::open(&db_dir, options).map_err(engine_error("reopening"))?;
-    let qd32 = device.as_ref().map(|d| d.qd32_reads_per_s);
+    let qd32 = read_limits.map(|d| d.qd32_reads_per_s);
     let (blocks, warm, applied) = update_blocks(
         config,
         &mut db,
@@ -412,6 +433,7 @@ pub fn run(
         memory_budget_bytes: config.memory_budget_bytes,
         machine,
         device,
+        device_at_bucket_reads,
         build,
         cold_reads,
         batch_read,
@@ -466,6 +488,9 @@ fn generate_and_build(
         bucket_depth_mean: stats.bucket_depth_mean,
         pages: stats.page_count,
         upper_trie_bytes: stats.upper_trie_bytes,
+        bucket_blocks_mean: (stats.data_used_bytes / READ_BLOCK_BYTES as u64)
+            .saturating_sub(stats.page_blocks) as f64
+            / stats.bucket_count.max(1) as f64,
         resident_bytes_after_build: None,
     };
     db.close()
@@ -474,6 +499,44 @@ fn generate_and_build(
         resident_bytes_after_build: memory::resident_bytes(),
         ..build
     })
+}
+
+/// With the device probe on and buckets of more than one block, probes
+/// the device again with reads of the buckets' mean extent.
+fn probe_bucket_reads(
+    config: &StoreBenchConfig,
+    build: &BuildFigures,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<DeviceLimits>, BenchError> {
+    let read_bytes = bucket_read_bytes(build);
+    let Some(options) = config
+        .device
+        .as_ref()
+        .filter(|_| read_bytes > READ_BLOCK_BYTES)
+    else {
+        return Ok(None);
+    };
+    progress(&format!(
+        "probing the device with reads of the mean bucket extent ({} KiB)",
+        read_bytes >> 10
+    ));
+    let options = DeviceProbeOptions {
+        read_bytes,
+        file_bytes: options.file_bytes / read_bytes as u64 * read_bytes as u64,
+        ..options.clone()
+    };
+    let limits = probe(&config.dir, &options)?;
+    let _ = std::fs::remove_file(config.dir.join(crate::measure::device::PROBE_FILE_NAME));
+    Ok(Some(limits))
+}
+
+/// Bytes of one cold bucket read: the build's mean bucket extent in whole
+/// blocks, rounded to the nearest block (at least one).
+fn bucket_read_bytes(build: &BuildFigures) -> usize {
+    // A few blocks at most (the capacity is at most 64 KiB).
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let blocks = build.bucket_blocks_mean.round().max(1.0) as usize;
+    blocks * READ_BLOCK_BYTES
 }
 
 /// The latencies of [`cold_point_reads`].
@@ -794,7 +857,11 @@ pub(crate) fn median(values: impl Iterator<Item = f64>) -> f64 {
 /// The targets of the store (docs/benchmarks.md) against this run.
 fn targets(report: &StoreBenchReport) -> Vec<TargetCheck> {
     let mut out = Vec::new();
-    let device = report.device.as_ref();
+    // The limits of reads of the buckets' size.
+    let device = report
+        .device_at_bucket_reads
+        .as_ref()
+        .or(report.device.as_ref());
     let p50 = report.cold_reads.miss_latency_p50_us;
     // The device reads paired with the store's, where there are any; else
     // the probe's.
@@ -925,6 +992,18 @@ fn markdown_setup(md: &mut String, report: &StoreBenchReport) {
             d.qd1_latency_p99_us,
             d.qd32_reads_per_s,
             d.qd32_backend
+        );
+    }
+    if let Some(d) = &report.device_at_bucket_reads {
+        let _ = writeln!(
+            md,
+            "The same device with reads of the buckets' mean extent ({} KiB; {:.2} blocks per bucket): QD1 p50 {:.0} us, p99 {:.0} us; QD32 {:.0} reads/s = {:.0} MB/s. The cold-read, batched-read and cold-block targets below use these.\n",
+            d.read_block_bytes >> 10,
+            report.build.bucket_blocks_mean,
+            d.qd1_latency_p50_us,
+            d.qd1_latency_p99_us,
+            d.qd32_reads_per_s,
+            d.qd32_mb_per_s
         );
     }
 }
