@@ -23,6 +23,16 @@ fn small_config(dir: &TempDir) -> StoreBenchConfig {
     config
 }
 
+/// A device probe small enough for a test.
+fn small_probe() -> ubt_bench::measure::device::DeviceProbeOptions {
+    ubt_bench::measure::device::DeviceProbeOptions {
+        file_bytes: 8 << 20,
+        qd1_reads: 50,
+        qd32_reads: 200,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn a_small_run_builds_reads_and_updates_the_streamed_pairs() {
     let dir = TempDir::new("store-run");
@@ -61,12 +71,7 @@ fn a_small_run_with_direct_reads_and_paired_device_reads() {
     let dir = TempDir::new("store-direct");
     let mut config = small_config(&dir);
     config.direct_reads = true;
-    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
-        file_bytes: 8 << 20,
-        qd1_reads: 50,
-        qd32_reads: 200,
-        ..Default::default()
-    });
+    config.device = Some(small_probe());
     let report = run(&config, &mut |_| {}).unwrap();
     let direct = report.device.as_ref().unwrap().direct_io;
     assert_eq!(report.batch_read.backend.contains("O_DIRECT"), direct);
@@ -97,12 +102,7 @@ fn larger_buckets_are_measured_against_reads_of_their_size() {
     let dir = TempDir::new("store-bucket-reads");
     let mut config = small_config(&dir);
     config.bucket_bytes = 16 << 10;
-    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
-        file_bytes: 8 << 20,
-        qd1_reads: 50,
-        qd32_reads: 200,
-        ..Default::default()
-    });
+    config.device = Some(small_probe());
     let report = run(&config, &mut |_| {}).unwrap();
     let blocks_mean = report.build.bucket_blocks_mean;
     assert!(blocks_mean > 1.5 && blocks_mean <= 4.0, "{blocks_mean}");
@@ -130,12 +130,7 @@ fn larger_buckets_are_measured_against_reads_of_their_size() {
     // At the default capacity a bucket is one block: no second probe.
     let dir = TempDir::new("store-bucket-reads-4k");
     let mut config = small_config(&dir);
-    config.device = Some(ubt_bench::measure::device::DeviceProbeOptions {
-        file_bytes: 8 << 20,
-        qd1_reads: 50,
-        qd32_reads: 200,
-        ..Default::default()
-    });
+    config.device = Some(small_probe());
     let report = run(&config, &mut |_| {}).unwrap();
     assert!(report.build.bucket_blocks_mean.round() <= 1.0);
     assert!(report.device_at_bucket_reads.is_none());
