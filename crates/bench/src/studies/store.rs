@@ -4,9 +4,9 @@
 //! Phases, in order: the device probe (QD1 latency, QD32 IOPS); bulk build
 //! (entries/s, disk bytes per entry); where buckets take more than one
 //! block (capacities above 4 KiB), a second probe with reads of their mean
-//! extent, whose limits the read and cold-block targets use; cold point reads (page cache dropped
-//! and checked empty with `mincore`, single-threaded, latency of reads that
-//! missed every cache); one cold batched read (`get_many`); blocks of
+//! extent, whose limits the read and cold-block targets use; cold point
+//! reads (page cache dropped and checked empty with `mincore`,
+//! single-threaded, latency of reads that missed every cache); one cold batched read (`get_many`); blocks of
 //! random updates, cold (checkpoint, caches dropped) then warm (data file
 //! in the page cache), with the time split into read, hash and commit and
 //! the bytes written per updated slot (by the store and by the device);
@@ -160,8 +160,9 @@ pub struct ColdReadFigures {
     pub miss_latency_mean_us: f64,
     /// Median latency of the device's own reads paired with the misses:
     /// after each store read, one `O_DIRECT` read of the mean bucket
-    /// extent (whole blocks, from a random block) of the database's data file (`None` without the device probe, or
-    /// where `O_DIRECT` is refused).
+    /// extent (whole blocks, from a random block) of the database's data
+    /// file (`None` without the device probe, or where `O_DIRECT` is
+    /// refused).
     pub paired_device_p50_us: Option<f64>,
 }
 
