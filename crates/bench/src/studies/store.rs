@@ -352,9 +352,7 @@ pub fn run(
     let device = match &config.device {
         Some(options) => {
             progress("probing the device (O_DIRECT random 4 KiB reads at QD1 and QD32)");
-            let limits = probe(&config.dir, options)?;
-            let _ = std::fs::remove_file(config.dir.join(crate::measure::device::PROBE_FILE_NAME));
-            Some(limits)
+            Some(probe_once(&config.dir, options)?)
         }
         None => None,
     };
@@ -526,9 +524,15 @@ fn probe_bucket_reads(
         file_bytes: options.file_bytes / read_bytes as u64 * read_bytes as u64,
         ..options.clone()
     };
-    let limits = probe(&config.dir, &options)?;
-    let _ = std::fs::remove_file(config.dir.join(crate::measure::device::PROBE_FILE_NAME));
-    Ok(Some(limits))
+    probe_once(&config.dir, &options).map(Some)
+}
+
+/// Probes the device under `dir`, then removes the probe's scratch file
+/// (the database needs the space; a later probe writes its own).
+fn probe_once(dir: &Path, options: &DeviceProbeOptions) -> Result<DeviceLimits, BenchError> {
+    let limits = probe(dir, options)?;
+    let _ = std::fs::remove_file(dir.join(crate::measure::device::PROBE_FILE_NAME));
+    Ok(limits)
 }
 
 /// Bytes of one cold bucket read: the build's mean bucket extent in whole
