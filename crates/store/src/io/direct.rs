@@ -18,6 +18,7 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 /// Alignment of offsets, lengths and buffers of direct reads, in bytes.
 pub(crate) const DIRECT_ALIGN: usize = 4096;
@@ -101,8 +102,13 @@ impl AlignedBuf {
 
     /// The requested bytes of `window`, copied out of the region.
     pub(super) fn take(&self, window: &Window) -> Vec<u8> {
+        self.requested(window).to_vec()
+    }
+
+    /// The requested bytes of `window`, read into the region's start.
+    pub(super) fn requested(&self, window: &Window) -> &[u8] {
         let from = self.at + window.skip;
-        self.bytes[from..from + window.len].to_vec()
+        &self.bytes[from..from + window.len]
     }
 }
 
@@ -121,9 +127,69 @@ pub(super) fn read_exact(direct: &File, offset: u64, len: usize) -> io::Result<V
     }
     let window = Window::of(offset, len)?;
     let mut buf = AlignedBuf::zeroed(window.span);
+    fill(direct, &mut buf, &window)?;
+    Ok(buf.take(&window))
+}
+
+thread_local! {
+    /// The aligned buffer a thread's single direct reads land in.
+    static ALIGNED: std::cell::RefCell<Option<AlignedBuf>> = const { std::cell::RefCell::new(None) };
+}
+
+/// [`read_exact`] into the thread's aligned buffer (kept while its region
+/// is at most [`super::scratch::KEPT_BYTES_MAX`]), copied once into the
+/// shared buffer returned.
+pub(super) fn read_shared(direct: &File, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+    let window = Window::of(offset, len)?;
+    if len == 0 || window.span > super::scratch::KEPT_BYTES_MAX {
+        return read_exact(direct, offset, len).map(Arc::from);
+    }
+    ALIGNED.with(|cell| {
+        let Ok(mut kept) = cell.try_borrow_mut() else {
+            return read_exact(direct, offset, len).map(Arc::from);
+        };
+        if kept.as_ref().is_none_or(|buf| buf.span < window.span) {
+            *kept = Some(AlignedBuf::zeroed(window.span));
+        }
+        let buf = kept.as_mut().unwrap_or_else(|| unreachable!("set above"));
+        fill(direct, buf, &window)?;
+        Ok(Arc::from(buf.requested(&window)))
+    })
+}
+
+/// Reads `buf.len()` bytes at `offset` through `direct` into `buf`, by
+/// way of the thread's aligned buffer as [`read_shared`] does.
+pub(super) fn read_into(direct: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    let window = Window::of(offset, buf.len())?;
+    if buf.is_empty() || window.span > super::scratch::KEPT_BYTES_MAX {
+        buf.copy_from_slice(&read_exact(direct, offset, buf.len())?);
+        return Ok(());
+    }
+    ALIGNED.with(|cell| {
+        let Ok(mut kept) = cell.try_borrow_mut() else {
+            buf.copy_from_slice(&read_exact(direct, offset, buf.len())?);
+            return Ok(());
+        };
+        if kept
+            .as_ref()
+            .is_none_or(|aligned| aligned.span < window.span)
+        {
+            *kept = Some(AlignedBuf::zeroed(window.span));
+        }
+        let aligned = kept.as_mut().unwrap_or_else(|| unreachable!("set above"));
+        fill(direct, aligned, &window)?;
+        buf.copy_from_slice(aligned.requested(&window));
+        Ok(())
+    })
+}
+
+/// Reads `window` into the start of `buf`'s aligned region.
+fn fill(direct: &File, buf: &mut AlignedBuf, window: &Window) -> io::Result<()> {
+    debug_assert!(buf.span >= window.span);
     let mut filled = 0usize;
     while filled < window.needed() {
-        let region = buf.region_mut();
+        // Only the window: a kept buffer's region may be larger.
+        let region = &mut buf.region_mut()[..window.span];
         match direct.read_at(&mut region[filled..], window.start + filled as u64) {
             Ok(0) => return Err(eof()),
             Ok(read) => {
@@ -136,7 +202,7 @@ pub(super) fn read_exact(direct: &File, offset: u64, len: usize) -> io::Result<V
             Err(error) => return Err(error),
         }
     }
-    Ok(buf.take(&window))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -193,6 +259,39 @@ pub(super) mod tests {
             );
         }
         assert!(read_exact(&file, 7, 0).unwrap().is_empty());
+        // Through the thread's kept buffer: a large window first, so the
+        // smaller ones after it reuse a larger region (and must read only
+        // their own window: the last block ends the file).
+        for (offset, len) in [
+            (0usize, 20_000usize),
+            (19_999, 1),
+            (16_384, 3616),
+            (1, 4096),
+            (5000, 12_000),
+            (4095, 2),
+        ] {
+            assert_eq!(
+                &*read_shared(&file, offset as u64, len).unwrap(),
+                &content[offset..offset + len],
+                "shared {offset} +{len}"
+            );
+        }
+        for (offset, len) in [(0usize, 20_000usize), (4095, 2), (19_999, 1), (1, 4096)] {
+            let mut buf = vec![0u8; len];
+            read_into(&file, offset as u64, &mut buf).unwrap();
+            assert_eq!(buf, &content[offset..offset + len], "into {offset} +{len}");
+        }
+        let error = read_into(&file, 19_999, &mut [0u8; 2]).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
+        for (offset, len) in [(19_999u64, 2usize), (40_000, 10)] {
+            let error = read_shared(&file, offset, len).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                io::ErrorKind::UnexpectedEof,
+                "shared {offset} +{len}"
+            );
+        }
+        assert!(read_shared(&file, 7, 0).unwrap().is_empty());
         std::fs::remove_file(&path).unwrap();
     }
 

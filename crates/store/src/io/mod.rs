@@ -38,6 +38,7 @@ pub(crate) mod coalesce;
 mod direct;
 pub mod os;
 mod pread_pool;
+pub(crate) mod scratch;
 #[cfg(feature = "testing")]
 pub mod sim;
 #[cfg(target_os = "linux")]
@@ -99,6 +100,13 @@ pub trait StoreFile: Send + Sync + Debug {
     fn read_owned(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
         self.read_exact_at(&mut buf, offset).map(|()| buf)
+    }
+
+    /// `len` bytes at `offset` in a shared buffer of their own: the one
+    /// allocation a cached read keeps (implementations read through a
+    /// per-thread buffer and copy once).
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+        self.read_owned(offset, len).map(Arc::from)
     }
 
     /// Writes all of `buf` at `offset`, growing the file if needed.

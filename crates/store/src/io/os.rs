@@ -589,16 +589,23 @@ impl OsFile {
 impl StoreFile for OsFile {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         match self.direct.get() {
-            Some(direct) => {
-                buf.copy_from_slice(&direct::read_exact(direct, offset, buf.len())?);
-                Ok(())
-            }
+            Some(direct) => direct::read_into(direct, offset, buf),
             None => self.file.read_exact_at(buf, offset),
         }
     }
 
     fn read_owned(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         self.reader().read_exact(offset, len)
+    }
+
+    fn read_shared(&self, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+        match self.direct.get() {
+            Some(direct) => direct::read_shared(direct, offset, len),
+            None => super::scratch::with_buffer(len, |buf| {
+                self.file.read_exact_at(buf, offset)?;
+                Ok(Arc::from(&*buf))
+            }),
+        }
     }
 
     fn enable_direct_reads(&self) -> io::Result<bool> {

@@ -34,12 +34,6 @@ use crate::io::coalesce;
 use crate::io::{ReadRequest, StoreFile};
 use crate::meta::{FlatMeta, Meta};
 
-thread_local! {
-    /// The buffer a thread's single-request flat reads land in (grown to
-    /// the largest request, 64 KiB at most: one readahead run).
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Reads flat leaves and nodes from the data file, through the block
 /// cache when `cached`, checking each against its extent's checksum.
 pub(super) struct FlatReader<'a> {
@@ -125,18 +119,16 @@ impl FlatIo for FlatReader<'_> {
             // this thread's scratch buffer, which the leaves are copied
             // out of anyway, instead of a fresh zeroed buffer per miss
             // (its allocation and page faults were ~5 % of a block of
-            // single reads). Direct reads keep their aligned buffers.
-            [request] if !self.data.reads_direct() => SCRATCH.with(|scratch| {
-                let mut scratch = scratch.borrow_mut();
-                if scratch.len() < request.len {
-                    scratch.resize(request.len, 0);
-                }
-                let buf = &mut scratch[..request.len];
-                match self.data.read_exact_at(buf, request.offset) {
-                    Ok(()) => on_read(0, Ok(buf)),
-                    Err(error) => on_read(0, Err(error)),
-                }
-            }),
+            // single reads). A direct read goes through the thread's
+            // aligned buffer on its way.
+            [request] => {
+                crate::io::scratch::with_buffer(request.len, |buf| {
+                    match self.data.read_exact_at(buf, request.offset) {
+                        Ok(()) => on_read(0, Ok(buf)),
+                        Err(error) => on_read(0, Err(error)),
+                    }
+                });
+            }
             _ => self
                 .data
                 .read_batch_each(&requests, &mut |index, result| match result {

@@ -122,11 +122,10 @@ impl Store {
         let bytes = self
             .tree
             .data
-            .read_owned(at.offset, at.byte_len())
+            .read_shared(at.offset, at.byte_len())
             .map_err(StoreError::io("reading a bucket"))?;
         Counters::add(&self.counters.bucket_reads, 1);
         Counters::add(&self.counters.bucket_read_bytes, bytes.len() as u64);
-        let bytes: Arc<[u8]> = Arc::from(bytes);
         let checked = cache_if_checked(&self.tree.cache, bucket, *at, &bytes);
         Ok((bytes, checked))
     }
