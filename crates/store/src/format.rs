@@ -100,7 +100,7 @@ pub fn blocks_for(bytes: usize) -> u32 {
 }
 
 /// A cursor over bytes whose every read is bounds-checked.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,

@@ -79,7 +79,15 @@ impl Prefix {
 
     /// Whether `stem` starts with this prefix.
     pub fn contains(&self, stem: &Stem) -> bool {
-        Prefix::of_stem(stem, self.len()) == *self
+        // The prefix's bits past its length are zero: compare its whole
+        // bytes, then its last partial byte under a mask (no copy of the
+        // stem, which decoding did for every record).
+        let len = self.len();
+        let full = len / 8;
+        if stem.0[..full] != self.bits[..full] {
+            return false;
+        }
+        len.is_multiple_of(8) || (stem.0[full] ^ self.bits[full]) & !(0xffu8 >> (len % 8)) == 0
     }
 
     /// This prefix extended by `bit`; `None` past 248 bits.
@@ -116,6 +124,38 @@ impl std::fmt::Debug for Prefix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::cast_possible_truncation)] // test data, reduced below the casts' ranges
+    fn containment_agrees_with_truncating_the_stem() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..2_000 {
+            let mut stem = Stem([0u8; STEM_BYTES]);
+            for byte in &mut stem.0 {
+                *byte = next() as u8;
+            }
+            let len = (next() % (STEM_BITS as u64 + 1)) as usize;
+            let mut other = stem;
+            // Differ at a random bit (or not at all).
+            let flip = (next() % (STEM_BITS as u64 + 8)) as usize;
+            if flip < STEM_BITS {
+                other.0[flip / 8] ^= 0x80 >> (flip % 8);
+            }
+            let prefix = Prefix::of_stem(&stem, len);
+            assert_eq!(
+                prefix.contains(&other),
+                Prefix::of_stem(&other, len) == prefix,
+                "len {len}, flipped bit {flip}"
+            );
+            assert!(prefix.contains(&stem));
+        }
+    }
 
     #[test]
     fn children_and_containment() {

@@ -506,7 +506,12 @@ impl Bucket {
 /// The sub-bucket (0..SUB_COUNT) of `stem` in a bucket of prefix length
 /// `prefix_len`: the [`SUB_BITS`] stem bits after the prefix.
 pub(crate) fn sub_bucket_of(prefix_len: usize, stem: &Stem) -> usize {
-    (0..SUB_BITS).fold(0, |acc, i| acc << 1 | usize::from(stem.bit(prefix_len + i)))
+    debug_assert!(prefix_len <= BUCKET_PREFIX_MAX);
+    // The two bytes holding the bits (the second is past the stem only
+    // when the bits lie in its last byte).
+    let byte = prefix_len / 8;
+    let pair = u16::from_be_bytes([stem.0[byte], stem.0.get(byte + 1).copied().unwrap_or(0)]);
+    usize::from(pair >> (16 - SUB_BITS - prefix_len % 8)) & (SUB_COUNT - 1)
 }
 
 /// The summary of each bucket, as [`Bucket::summary`] would return it,

@@ -69,6 +69,9 @@ proptest! {
         let mut padded = bytes.clone();
         padded.resize(bytes.len().div_ceil(4096) * 4096, 0);
         let mut decoded = decode(&padded, &Prefix::ROOT, crc, &"test").unwrap();
+        // Its arrays are allocated once, at their exact sizes.
+        prop_assert_eq!(decoded.values.capacity(), decoded.values.len());
+        prop_assert_eq!(decoded.stems.capacity(), decoded.stems.len());
         prop_assert_eq!(decoded.summary(), bucket.summary());
         prop_assert_eq!(encode(&decoded), bytes.clone());
         for (key, value) in reference.entries() {
@@ -354,6 +357,25 @@ fn the_verified_walk_reads_index_lists_and_bitmaps_alike() {
                 assert_eq!(verified, checked, "prefix {prefix_bits}, sub {sub}");
                 assert_eq!(checked, bucket.get(stem, sub));
             }
+        }
+    }
+}
+
+#[test]
+fn sub_buckets_are_the_bits_after_the_prefix() {
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..500 {
+        let mut stem = Stem([0u8; 31]);
+        for byte in &mut stem.0 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            *byte = state as u8;
+        }
+        for prefix_len in 0..=BUCKET_PREFIX_MAX {
+            let by_bits =
+                (0..SUB_BITS).fold(0, |acc, i| acc << 1 | usize::from(stem.bit(prefix_len + i)));
+            assert_eq!(sub_bucket_of(prefix_len, &stem), by_bits, "{prefix_len}");
         }
     }
 }
