@@ -132,9 +132,12 @@ fn a_checkpoint_holds_a_chunk_of_encodings_not_all_of_them() {
     let added = PEAK.load(Ordering::Relaxed).saturating_sub(before);
     assert_eq!(store.stats().dirty_bytes, 0);
     // Holding every changed bucket's encoding added ~0.7 of `changed`
-    // here (15.5 MB beside 22.4 MB); a chunk at a time, ~0.26 (5.9 MB).
+    // here (15.5 MB beside 22.4 MB); a chunk at a time, 0.26-0.28 (5.9-6.3
+    // MB), and 0.31-0.35 since decoding sizes each bucket's value array
+    // exactly (7.1-7.8 MB: smaller changed buckets, so more of them, and
+    // more encodings, fill the same share of the budget).
     assert!(
-        added < changed / 3,
+        added < changed * 2 / 5,
         "the checkpoint added {added} bytes of heap beside {changed} bytes of changed buckets"
     );
     drop(store);
