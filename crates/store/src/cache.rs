@@ -76,6 +76,20 @@ impl BucketCache {
         Some(slot.bytes.clone())
     }
 
+    /// Takes the bytes of `bucket` out of the cache if cached at `at` (a
+    /// bucket about to change: its bytes are decoded once and never
+    /// served again).
+    pub fn take(&self, bucket: impl Into<CacheKey>, at: &Extent) -> Option<Arc<[u8]>> {
+        let bucket = bucket.into();
+        let mut inner = self.lock();
+        let position = *inner.index.get(&bucket)?;
+        if inner.slots[position].at != *at {
+            return None;
+        }
+        inner.index.remove(&bucket);
+        Some(Self::remove_at(&mut inner, position).bytes)
+    }
+
     /// Whether `bucket` is cached at `at` (does not count as a use).
     pub fn contains(&self, bucket: impl Into<CacheKey>, at: &Extent) -> bool {
         let bucket = bucket.into();
@@ -147,12 +161,13 @@ impl BucketCache {
         }
     }
 
-    fn remove_at(inner: &mut Inner, position: usize) {
+    fn remove_at(inner: &mut Inner, position: usize) -> Slot {
         let removed = inner.slots.swap_remove(position);
         inner.bytes -= removed.bytes.len();
         if let Some(moved) = inner.slots.get(position) {
             inner.index.insert(moved.bucket, position);
         }
+        removed
     }
 
     /// Bytes held.

@@ -5,7 +5,9 @@
 //! to the pool in chunks, and a chunk's buckets are written first and then
 //! hashed together, so the stems of many buckets share the interleaved
 //! hasher's lanes. Then the upper trie is rehashed along the touched
-//! paths. Nothing is written to disk here.
+//! paths. Nothing is written to disk here. A touched bucket's bytes are
+//! taken out of the clean cache, or read without entering it: the bucket
+//! is about to change, and its old bytes are never served again.
 //!
 //! If a read or decode fails, every bucket is put back as it was and the
 //! error is returned: a failed apply changes nothing.
@@ -18,11 +20,10 @@ use alloy_primitives::B256;
 use rayon::prelude::*;
 use ubt_spec::key::{sub_index, Stem};
 
-use super::read::{cache_if_checked, BlockAt};
+use super::read::BlockAt;
 use super::{Counters, Store};
 use crate::bucket::codec::{self, Checksum};
 use crate::bucket::Bucket;
-use crate::cache::BucketCache;
 use crate::error::{Result, StoreError};
 use crate::format::Extent;
 use crate::io::{ReadRequest, StoreFile};
@@ -207,6 +208,16 @@ fn decode_and_write(
     Ok(write(Box::new(bucket), writes, 0, capacity))
 }
 
+/// Whether a bucket's bytes read for an apply match their extent's
+/// checksum. They are checked (on the calling thread) but not cached: the
+/// bucket is about to change, and its old bytes are never served again.
+fn checked_not_cached(bytes: &[u8], extent: Option<Extent>) -> Checksum {
+    match extent {
+        Some(extent) if codec::checksum_matches(bytes, extent.crc) => Checksum::Verified,
+        _ => Checksum::Check,
+    }
+}
+
 /// Writes to one bucket: the bucket and the range of its writes.
 type Group = (BucketId, Range<usize>);
 
@@ -225,7 +236,6 @@ struct Processed {
 /// others as their reads complete.
 fn process_groups(
     data: &dyn StoreFile,
-    cache: &BucketCache,
     inputs: Vec<Input>,
     targets: &[Target],
     groups: &[Group],
@@ -305,11 +315,7 @@ fn process_groups(
                 Ok(bytes) => {
                     read_bytes += bytes.len() as u64;
                     let bytes: Arc<[u8]> = Arc::from(bytes);
-                    let (bucket, _) = groups[index];
-                    let checked = match targets[index].extent {
-                        Some(extent) => cache_if_checked(cache, bucket, extent, &bytes),
-                        None => Checksum::Check,
-                    };
+                    let checked = checked_not_cached(&bytes, targets[index].extent);
                     let range = groups[index].1.clone();
                     scope.spawn(move |_| {
                         let work = decode_and_write(
@@ -381,7 +387,6 @@ impl Store {
         let located_at = Instant::now();
         let processed = process_groups(
             self.tree.data.as_ref(),
-            &self.tree.cache,
             inputs,
             &targets,
             &groups,
@@ -492,7 +497,9 @@ impl Store {
                     let memory = contents.memory_bytes();
                     Input::Ready(contents, memory)
                 }
-                (None, Some(extent)) => match self.tree.cache.get(*bucket, &extent) {
+                // Taken out of the cache: the bucket is about to change, and
+                // its old bytes are then never served again.
+                (None, Some(extent)) => match self.tree.cache.take(*bucket, &extent) {
                     Some(bytes) => {
                         Counters::add(&self.counters.cache_hits, 1);
                         Input::Bytes(bytes)
