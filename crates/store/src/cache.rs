@@ -211,4 +211,27 @@ mod tests {
         assert!(cache.get(99, &at(99)).is_none());
         assert!(cache.len() <= 10);
     }
+
+    #[test]
+    fn take_hands_over_matching_bytes_and_forgets_them() {
+        let cache = BucketCache::new(10_000);
+        let at = |b: u64| Extent {
+            offset: b * 4096,
+            len: 1000,
+            crc: 0,
+        };
+        for i in 0..3u32 {
+            cache.insert(i, at(u64::from(i)), Arc::from(vec![i as u8; 1000]));
+        }
+        assert!(cache.take(1, &at(5)).is_none(), "another extent's bytes");
+        assert_eq!(cache.bytes(), 3000, "a refused take removes nothing");
+        let taken = cache.take(1, &at(1)).unwrap();
+        assert_eq!((taken.len(), taken[0]), (1000, 1));
+        assert_eq!(Arc::strong_count(&taken), 1, "the cache keeps no reference");
+        assert_eq!((cache.len(), cache.bytes()), (2, 2000));
+        assert!(cache.get(1, &at(1)).is_none());
+        // The slot moved into the taken one's place is still found.
+        assert_eq!(cache.get(2, &at(2)).map(|b| b[0]), Some(2));
+        assert_eq!(cache.get(0, &at(0)).map(|b| b[0]), Some(0));
+    }
 }
