@@ -193,14 +193,18 @@ impl BucketCache {
 mod tests {
     use super::*;
 
+    /// The extent of a 1,000-byte entry in block `block`.
+    fn at(block: u64) -> Extent {
+        Extent {
+            offset: block * 4096,
+            len: 1000,
+            crc: 0,
+        }
+    }
+
     #[test]
     fn stays_within_capacity_and_checks_locations() {
         let cache = BucketCache::new(10_000);
-        let at = |b: u64| Extent {
-            offset: b * 4096,
-            len: 1000,
-            crc: 0,
-        };
         for i in 0..100u32 {
             cache.insert(i, at(u64::from(i)), Arc::from(vec![i as u8; 1000]));
             assert!(cache.bytes() <= 10_000);
@@ -215,11 +219,6 @@ mod tests {
     #[test]
     fn take_hands_over_matching_bytes_and_forgets_them() {
         let cache = BucketCache::new(10_000);
-        let at = |b: u64| Extent {
-            offset: b * 4096,
-            len: 1000,
-            crc: 0,
-        };
         for i in 0..3u32 {
             cache.insert(i, at(u64::from(i)), Arc::from(vec![i as u8; 1000]));
         }

@@ -140,46 +140,39 @@ thread_local! {
 /// is at most [`super::scratch::KEPT_BYTES_MAX`]), copied once into the
 /// shared buffer returned.
 pub(super) fn read_shared(direct: &File, offset: u64, len: usize) -> io::Result<Arc<[u8]>> {
+    with_read(direct, offset, len, |bytes| Arc::from(bytes))
+}
+
+/// Reads `buf.len()` bytes at `offset` through `direct` into `buf`, by
+/// way of the thread's aligned buffer as [`read_shared`] does.
+pub(super) fn read_into(direct: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+    let len = buf.len();
+    with_read(direct, offset, len, |bytes| buf.copy_from_slice(bytes))
+}
+
+/// Reads `len` bytes at `offset` into the thread's aligned buffer and
+/// hands them to `f` (an empty, oversized or reentrant read uses a buffer
+/// of its own).
+fn with_read<R>(
+    direct: &File,
+    offset: u64,
+    len: usize,
+    f: impl FnOnce(&[u8]) -> R,
+) -> io::Result<R> {
     let window = Window::of(offset, len)?;
     if len == 0 || window.span > super::scratch::KEPT_BYTES_MAX {
-        return read_exact(direct, offset, len).map(Arc::from);
+        return read_exact(direct, offset, len).map(|bytes| f(&bytes));
     }
     ALIGNED.with(|cell| {
         let Ok(mut kept) = cell.try_borrow_mut() else {
-            return read_exact(direct, offset, len).map(Arc::from);
+            return read_exact(direct, offset, len).map(|bytes| f(&bytes));
         };
         if kept.as_ref().is_none_or(|buf| buf.span < window.span) {
             *kept = Some(AlignedBuf::zeroed(window.span));
         }
         let buf = kept.as_mut().unwrap_or_else(|| unreachable!("set above"));
         fill(direct, buf, &window)?;
-        Ok(Arc::from(buf.requested(&window)))
-    })
-}
-
-/// Reads `buf.len()` bytes at `offset` through `direct` into `buf`, by
-/// way of the thread's aligned buffer as [`read_shared`] does.
-pub(super) fn read_into(direct: &File, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-    let window = Window::of(offset, buf.len())?;
-    if buf.is_empty() || window.span > super::scratch::KEPT_BYTES_MAX {
-        buf.copy_from_slice(&read_exact(direct, offset, buf.len())?);
-        return Ok(());
-    }
-    ALIGNED.with(|cell| {
-        let Ok(mut kept) = cell.try_borrow_mut() else {
-            buf.copy_from_slice(&read_exact(direct, offset, buf.len())?);
-            return Ok(());
-        };
-        if kept
-            .as_ref()
-            .is_none_or(|aligned| aligned.span < window.span)
-        {
-            *kept = Some(AlignedBuf::zeroed(window.span));
-        }
-        let aligned = kept.as_mut().unwrap_or_else(|| unreachable!("set above"));
-        fill(direct, aligned, &window)?;
-        buf.copy_from_slice(aligned.requested(&window));
-        Ok(())
+        Ok(f(buf.requested(&window)))
     })
 }
 
@@ -270,25 +263,25 @@ pub(super) mod tests {
             (5000, 12_000),
             (4095, 2),
         ] {
-            assert_eq!(
-                &*read_shared(&file, offset as u64, len).unwrap(),
-                &content[offset..offset + len],
-                "shared {offset} +{len}"
-            );
-        }
-        for (offset, len) in [(0usize, 20_000usize), (4095, 2), (19_999, 1), (1, 4096)] {
+            let wanted = &content[offset..offset + len];
+            let shared = read_shared(&file, offset as u64, len).unwrap();
+            assert_eq!(&*shared, wanted, "shared {offset} +{len}");
             let mut buf = vec![0u8; len];
             read_into(&file, offset as u64, &mut buf).unwrap();
-            assert_eq!(buf, &content[offset..offset + len], "into {offset} +{len}");
+            assert_eq!(buf, wanted, "into {offset} +{len}");
         }
-        let error = read_into(&file, 19_999, &mut [0u8; 2]).unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
         for (offset, len) in [(19_999u64, 2usize), (40_000, 10)] {
             let error = read_shared(&file, offset, len).unwrap_err();
             assert_eq!(
                 error.kind(),
                 io::ErrorKind::UnexpectedEof,
                 "shared {offset} +{len}"
+            );
+            let error = read_into(&file, offset, &mut vec![0u8; len]).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                io::ErrorKind::UnexpectedEof,
+                "into {offset} +{len}"
             );
         }
         assert!(read_shared(&file, 7, 0).unwrap().is_empty());
