@@ -314,7 +314,8 @@ fn process_groups(
             match result {
                 Ok(bytes) => {
                     read_bytes += bytes.len() as u64;
-                    let bytes: Arc<[u8]> = Arc::from(bytes);
+                    // The read's own buffer goes to the task: not cached, it
+                    // needs no shared copy.
                     let checked = checked_not_cached(&bytes, targets[index].extent);
                     let range = groups[index].1.clone();
                     scope.spawn(move |_| {
