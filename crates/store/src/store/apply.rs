@@ -1,7 +1,7 @@
 //! Applying writes: find each write's bucket, issue one batch of reads for
-//! the buckets not in memory, and as each bucket arrives decode it, write
-//! it, split it if it overflows and rehash it on the thread pool, so that
-//! hashing overlaps the reads still in flight. Buckets already at hand go
+//! the buckets not in memory, and as the buckets arrive (a few at a time)
+//! decode them, write them, split any that overflows and rehash them on
+//! the thread pool, so that hashing overlaps the reads still in flight. Buckets already at hand go
 //! to the pool in chunks, and a chunk's buckets are written first and then
 //! hashed together, so the stems of many buckets share the interleaved
 //! hasher's lanes. Then the upper trie is rehashed along the touched
@@ -76,10 +76,66 @@ struct Work {
 enum Input {
     /// In memory already (changed, or new and empty).
     Ready(Box<Bucket>, usize),
-    /// Encoded bytes to decode (cache hit, or read).
+    /// Encoded bytes to decode (a cache hit: their checksum verified).
     Bytes(Arc<[u8]>),
     /// To read.
     Read(Extent),
+    /// Read: the read's own buffer and whether its checksum matched.
+    Arrived(Vec<u8>, Checksum),
+}
+
+/// Reads whose buckets go to the pool together: fewer tasks, and their
+/// stems share the hasher's lanes as a chunk of buckets at hand does.
+const READ_BATCH: usize = 8;
+
+/// What every task of one apply shares.
+#[derive(Clone, Copy)]
+struct TaskContext<'a> {
+    targets: &'a [Target],
+    groups: &'a [Group],
+    ordered: &'a [(B256, Option<B256>)],
+    capacity: usize,
+    results: &'a [Mutex<Option<Result<Work>>>],
+}
+
+impl TaskContext<'_> {
+    /// Writes every bucket of `tasks`, then hashes them together, and
+    /// files each one's work (or error) under its group.
+    fn process(self, tasks: Vec<(usize, Input)>) {
+        let mut written = Vec::with_capacity(tasks.len());
+        let mut written_indices = Vec::with_capacity(tasks.len());
+        for (index, input) in tasks {
+            let writes = &self.ordered[self.groups[index].1.clone()];
+            let target = &self.targets[index];
+            let outcome = match input {
+                Input::Ready(bucket, memory) => Ok(write(bucket, writes, memory, self.capacity)),
+                // Cached bytes passed their checksum when cached.
+                Input::Bytes(bytes) => {
+                    decode_and_write(&bytes, target, writes, Checksum::Verified, self.capacity)
+                }
+                Input::Arrived(bytes, checked) => {
+                    decode_and_write(&bytes, target, writes, checked, self.capacity)
+                }
+                Input::Read(_) => unreachable!("reads are issued, not processed"),
+            };
+            match outcome {
+                Ok(bucket) => {
+                    written.push(bucket);
+                    written_indices.push(index);
+                }
+                Err(error) => self.file(index, Err(error)),
+            }
+        }
+        for (index, work) in written_indices.into_iter().zip(finish(written)) {
+            self.file(index, Ok(work));
+        }
+    }
+
+    fn file(self, index: usize, result: Result<Work>) {
+        *self.results[index]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(result);
+    }
 }
 
 /// What a task needs to know about its bucket.
@@ -185,13 +241,6 @@ fn finish(mut written: Vec<Written>) -> Vec<Work> {
         .collect()
 }
 
-/// Hashes one written bucket's pieces (a bucket that arrived by itself
-/// from a read: nothing to batch it with) into its work.
-fn finish_one(mut written: Written) -> Work {
-    let summaries: Vec<Summary> = written.pieces.iter_mut().map(Bucket::summary).collect();
-    written.into_work(&mut summaries.into_iter())
-}
-
 /// Decodes then writes.
 fn decode_and_write(
     bytes: &[u8],
@@ -249,7 +298,13 @@ fn process_groups(
     let mut last_read = None;
     let mut read_bytes = 0u64;
     rayon::scope(|scope| {
-        let results = &results;
+        let context = TaskContext {
+            targets,
+            groups,
+            ordered,
+            capacity,
+            results: &results,
+        };
         // Buckets already at hand go to the pool in chunks (one task per
         // bucket would cost more than a small bucket's work).
         let mut at_hand: Vec<(usize, Input)> = Vec::new();
@@ -272,70 +327,30 @@ fn process_groups(
         let mut at_hand = at_hand.into_iter().peekable();
         while at_hand.peek().is_some() {
             let tasks: Vec<(usize, Input)> = at_hand.by_ref().take(chunk).collect();
-            scope.spawn(move |_| {
-                // Write every bucket of the chunk, then hash them together.
-                let mut written = Vec::with_capacity(tasks.len());
-                let mut written_indices = Vec::with_capacity(tasks.len());
-                for (index, input) in tasks {
-                    let range = groups[index].1.clone();
-                    let outcome = match input {
-                        Input::Ready(bucket, memory) => {
-                            Ok(write(bucket, &ordered[range], memory, capacity))
-                        }
-                        // Cached bytes passed their checksum when cached.
-                        Input::Bytes(bytes) => decode_and_write(
-                            &bytes,
-                            &targets[index],
-                            &ordered[range],
-                            Checksum::Verified,
-                            capacity,
-                        ),
-                        Input::Read(_) => unreachable!("reads are issued below"),
-                    };
-                    match outcome {
-                        Ok(bucket) => {
-                            written.push(bucket);
-                            written_indices.push(index);
-                        }
-                        Err(error) => {
-                            *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(Err(error));
-                        }
-                    }
-                }
-                for (index, work) in written_indices.into_iter().zip(finish(written)) {
-                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(Ok(work));
-                }
-            });
+            scope.spawn(move |_| context.process(tasks));
         }
+        // Read buckets go to the pool READ_BATCH at a time. The read's own
+        // buffer goes with it: not cached, it needs no shared copy.
+        let mut arrived: Vec<(usize, Input)> = Vec::with_capacity(READ_BATCH);
         data.read_batch_each(&requests, &mut |request, result| {
             let index = request_groups[request];
             last_read = Some(Instant::now());
             match result {
                 Ok(bytes) => {
                     read_bytes += bytes.len() as u64;
-                    // The read's own buffer goes to the task: not cached, it
-                    // needs no shared copy.
                     let checked = checked_not_cached(&bytes, targets[index].extent);
-                    let range = groups[index].1.clone();
-                    scope.spawn(move |_| {
-                        let work = decode_and_write(
-                            &bytes,
-                            &targets[index],
-                            &ordered[range],
-                            checked,
-                            capacity,
-                        )
-                        .map(finish_one);
-                        *results[index].lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
-                    });
+                    arrived.push((index, Input::Arrived(bytes, checked)));
+                    if arrived.len() == READ_BATCH {
+                        let tasks = std::mem::replace(&mut arrived, Vec::with_capacity(READ_BATCH));
+                        scope.spawn(move |_| context.process(tasks));
+                    }
                 }
-                Err(error) => {
-                    *results[index].lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some(Err(StoreError::io("reading buckets")(error)));
-                }
+                Err(error) => context.file(index, Err(StoreError::io("reading buckets")(error))),
             }
         });
+        if !arrived.is_empty() {
+            scope.spawn(move |_| context.process(arrived));
+        }
     });
     Processed {
         results,
