@@ -1,10 +1,10 @@
 //! Applying writes: find each write's bucket, issue one batch of reads for
 //! the buckets not in memory, and as the buckets arrive (a few at a time)
 //! decode them, write them, split any that overflows and rehash them on
-//! the thread pool, so that hashing overlaps the reads still in flight. Buckets already at hand go
-//! to the pool in chunks, and a chunk's buckets are written first and then
-//! hashed together, so the stems of many buckets share the interleaved
-//! hasher's lanes. Then the upper trie is rehashed along the touched
+//! the thread pool, so that hashing overlaps the reads still in flight.
+//! Buckets already at hand go to the pool in chunks, and a chunk's
+//! buckets are written first and then hashed together, so the stems of
+//! many buckets share the interleaved hasher's lanes. Then the upper trie is rehashed along the touched
 //! paths. Nothing is written to disk here. A touched bucket's bytes are
 //! taken out of the clean cache, or read without entering it: the bucket
 //! is about to change, and its old bytes are never served again.
