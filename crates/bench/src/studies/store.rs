@@ -6,11 +6,11 @@
 //! block (capacities above 4 KiB), a second probe with reads of their mean
 //! extent, whose limits the read and cold-block targets use; cold point
 //! reads (page cache dropped and checked empty with `mincore`,
-//! single-threaded, latency of reads that missed every cache); one cold batched read (`get_many`); blocks of
-//! random updates, cold (checkpoint, caches dropped) then warm (data file
-//! in the page cache), with the time split into read, hash and commit and
-//! the bytes written per updated slot (by the store and by the device);
-//! then a checkpoint and its amortized bytes per slot; and the process's
+//! single-threaded, latency of reads that missed every cache); one cold
+//! batched read (`get_many`); blocks of random updates, cold (checkpoint,
+//! caches dropped) then warm (data file in the page cache), with the time
+//! split into read, hash and commit and the bytes written per updated
+//! slot (by the store and by the device); then a checkpoint and its amortized bytes per slot; and the process's
 //! resident memory (after the build, open after the blocks, peak).
 //!
 //! Memory does not grow with N beyond the database's own: the pairs are

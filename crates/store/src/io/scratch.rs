@@ -1,8 +1,9 @@
 //! Per-thread read buffers. A single read lands in its thread's buffer and
 //! is copied out once, into the shared buffer the cache keeps, instead of
 //! going through a fresh zeroed allocation that is copied and freed: on a
-//! point read that allocation, its zeroing and its free cost about a
-//! microsecond, a sixtieth of the device's time.
+//! cold point read that allocation, its zeroing, the copy and the free
+//! took ~0.7 us (docs/benchmarks.md, "Allocation on the read and decode
+//! paths").
 
 use std::cell::RefCell;
 
