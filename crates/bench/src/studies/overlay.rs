@@ -82,6 +82,26 @@ pub struct OverlayFigures {
     /// SHA-256 compressions of one hot root (the median repetition's
     /// count), when the build counts them.
     pub hot_compressions: Option<u64>,
+    /// Where a hot root's time goes (the median of each phase).
+    pub hot_phases: HotPhases,
+}
+
+/// A hot root's phases, each the median over the repetitions, in
+/// milliseconds (the store's [`ubt_engine::ApplyTiming`]; the medians need
+/// not add up to the median root).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct HotPhases {
+    /// Finding each write's bucket and taking the buckets out of the tip
+    /// (the calling thread; the pool from 8,192 writes).
+    pub locate_ms: f64,
+    /// Writing and rehashing the buckets on the thread pool.
+    pub buckets_ms: f64,
+    /// Putting the buckets back and rehashing the upper trie (the calling
+    /// thread).
+    pub upper_ms: f64,
+    /// The rest of the apply: the layer's bookkeeping (its old values, its
+    /// owners), before and after the tree's part.
+    pub layer_ms: f64,
 }
 
 /// One persistence threshold's run.
@@ -269,17 +289,37 @@ fn measure_overlay(
     let warm_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut hot = Vec::with_capacity(config.repetitions);
     let mut hot_compressions = Vec::with_capacity(config.repetitions);
+    let mut phases: [Vec<f64>; 4] = Default::default();
     for _ in 0..config.repetitions {
         db.discard_uncommitted();
         let before = ubt_spec::hash::compressions();
         let started = Instant::now();
         db.apply(&writes).map_err(engine_error("apply"))?;
-        hot.push(started.elapsed().as_secs_f64() * 1e3);
+        let root_ms = started.elapsed().as_secs_f64() * 1e3;
+        hot.push(root_ms);
         if let Some((after, before)) = ubt_spec::hash::compressions().zip(before) {
             hot_compressions.push(after - before);
         }
+        let timing = db.diagnostics().last_apply;
+        let tree_ms = [
+            timing.locate_us,
+            timing.read_us + timing.hash_tail_us,
+            timing.upper_us,
+        ]
+        .map(|us| us as f64 / 1e3);
+        for (phase, ms) in phases.iter_mut().zip(tree_ms) {
+            phase.push(ms);
+        }
+        phases[3].push((root_ms - tree_ms.iter().sum::<f64>()).max(0.0));
     }
     hot_compressions.sort_unstable();
+    let [locate, buckets_phase, upper, layer] = phases.map(|phase| median(&phase));
+    let hot_phases = HotPhases {
+        locate_ms: locate,
+        buckets_ms: buckets_phase,
+        upper_ms: upper,
+        layer_ms: layer,
+    };
     db.discard_uncommitted();
     drop(db);
     Ok(OverlayFigures {
@@ -290,6 +330,7 @@ fn measure_overlay(
         warm_ms,
         hot_ms: median(&hot),
         hot_compressions: hot_compressions.get(hot_compressions.len() / 2).copied(),
+        hot_phases,
     })
 }
 
@@ -359,19 +400,23 @@ pub fn to_markdown(report: &OverlayBenchReport) -> String {
     );
     let _ = writeln!(
         md,
-        "| overlay | writes | buckets | root cold | root warm | root hot (median) | hot root's SHA-256 compressions |"
+        "| overlay | writes | buckets | root cold | root warm | root hot (median) | hot: locate / buckets / upper / layer | hot root's SHA-256 compressions |"
     );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for o in &report.overlays {
         let _ = writeln!(
             md,
-            "| {} accounts | {} | {} | {:.1} ms | {:.2} ms | {:.2} ms | {} |",
+            "| {} accounts | {} | {} | {:.1} ms | {:.2} ms | {:.2} ms | {:.2} / {:.2} / {:.2} / {:.2} ms | {} |",
             o.accounts,
             o.writes,
             o.buckets,
             o.cold_ms,
             o.warm_ms,
             o.hot_ms,
+            o.hot_phases.locate_ms,
+            o.hot_phases.buckets_ms,
+            o.hot_phases.upper_ms,
+            o.hot_phases.layer_ms,
             o.hot_compressions
                 .map_or_else(|| "-".to_owned(), |c| c.to_string())
         );
