@@ -150,7 +150,7 @@ impl Store {
     /// Applies one chunk, then stages the changed buckets if they outgrew
     /// their share of the budget.
     fn apply_bulk_chunk(&mut self, chunk: &[(B256, Option<B256>)]) -> Result<()> {
-        drop(self.apply_ops(chunk)?);
+        self.apply_ops(chunk)?;
         if self.tree.dirty_bytes > self.options.dirty_bytes_max() {
             self.stage_dirty_buckets()?;
         }

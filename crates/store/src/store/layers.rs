@@ -76,11 +76,16 @@ impl Layer {
     }
 }
 
-/// The value before the block of each key, from the undo list of an apply
-/// (application order: the first entry of a key is its value before).
-pub(crate) fn first_old(undo: Vec<(B256, Option<B256>)>) -> B256Map<Option<B256>> {
-    let mut old = B256Map::with_capacity_and_hasher(undo.len(), Default::default());
-    for (key, value) in undo {
+/// A layer's old values: each key it wrote and its value before.
+pub(crate) type OldValues = B256Map<Option<B256>>;
+
+/// The value before the block of each key, from the undo lists of an
+/// apply's buckets (each in write order: the first entry of a key is its
+/// value before; a key's entries are all in one list).
+pub(crate) fn first_old(undos: Vec<Vec<(B256, Option<B256>)>>) -> OldValues {
+    let entries = undos.iter().map(Vec::len).sum();
+    let mut old = OldValues::with_capacity_and_hasher(entries, Default::default());
+    for (key, value) in undos.into_iter().flatten() {
         old.entry(key).or_insert(value);
     }
     old
@@ -133,7 +138,7 @@ impl Store {
             });
         }
         let root_before = self.tree.root;
-        let undo = self.apply_ops(&ops)?;
+        let old = self.apply_ops_keeping_old(&ops)?;
         if let Owners::ByOp(owners) = &owners {
             self.record_flat(&ops, owners);
         }
@@ -143,7 +148,7 @@ impl Store {
                 root_before,
                 root: self.tree.root,
                 ops,
-                old: first_old(undo),
+                old,
                 owners,
                 persisted: false,
                 counts_after: self.tree.counts(),

@@ -222,7 +222,7 @@ impl Store {
         }
         for layer in record.layers {
             let root_before = self.tree.root;
-            let undo = self.apply_ops(&layer.ops)?;
+            let old = self.apply_ops_keeping_old(&layer.ops)?;
             let owners = if self.tree.flat.is_some() {
                 if layer.owners.len() != layer.ops.len() {
                     return Err(StoreError::corrupted(
@@ -267,7 +267,7 @@ impl Store {
                     root_before,
                     root: layer.root,
                     ops: Vec::new(),
-                    old: super::layers::first_old(undo),
+                    old,
                     owners,
                     persisted: true,
                     counts_after: self.tree.counts(),
