@@ -96,11 +96,11 @@ pub struct HotPhases {
     pub locate_ms: f64,
     /// Writing and rehashing the buckets on the thread pool.
     pub buckets_ms: f64,
-    /// Putting the buckets back and rehashing the upper trie (the calling
-    /// thread).
+    /// Putting the buckets back and rehashing the upper trie (one thread,
+    /// beside the layer's old values built on another).
     pub upper_ms: f64,
-    /// The rest of the apply: the layer's bookkeeping (its old values, its
-    /// owners), before and after the tree's part.
+    /// The rest of the apply: the layer's bookkeeping around the tree's
+    /// part (its owners, its entry in the history).
     pub layer_ms: f64,
 }
 
