@@ -10,8 +10,9 @@
 //! batched read (`get_many`); blocks of random updates, cold (checkpoint,
 //! caches dropped) then warm (data file in the page cache), with the time
 //! split into read, hash and commit and the bytes written per updated
-//! slot (by the store and by the device); then a checkpoint and its amortized bytes per slot; and the process's
-//! resident memory (after the build, open after the blocks, peak).
+//! slot (by the store and by the device); then a checkpoint and its
+//! amortized bytes per slot; and the process's resident memory (after the
+//! build, open after the blocks, peak).
 //!
 //! Memory does not grow with N beyond the database's own: the pairs are
 //! [`RandomPairs`], generated in key order as the build consumes them
