@@ -6,7 +6,7 @@
 pub const BLOCK_BYTES: usize = 4096;
 
 /// The on-disk format version this build reads and writes.
-pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_VERSION: u16 = 3;
 /// [`FORMAT_VERSION`] as the one byte buckets, pages and revert segments
 /// store.
 pub const FORMAT_VERSION_BYTE: u8 = FORMAT_VERSION.to_le_bytes()[0];

@@ -591,3 +591,43 @@ fn a_failed_fresh_build_gives_its_space_back_and_the_retry_proceeds() {
     }
     assert!(failures > 0, "no injection point failed the build");
 }
+
+/// A database written by the previous format version (whose buckets
+/// carried four sub-bucket hashes, not sixteen) is refused at open with
+/// `UnsupportedVersion`, read-write and read-only alike, before any of its
+/// buckets is decoded under the new layout; nothing is written.
+#[test]
+fn a_database_of_the_previous_format_version_is_refused() {
+    let (sim, _) = populated(1_000, &Options::default());
+    let before = files(&sim);
+    let mut meta = sim.file_bytes(META_FILE).expect("meta");
+    let previous = ubt_store::FORMAT_VERSION - 1;
+    let mut rewritten = 0;
+    for slot in meta.chunks_exact_mut(META_SLOT_BYTES) {
+        if &slot[4..12] != b"UBT-META" {
+            continue;
+        }
+        slot[12..14].copy_from_slice(&previous.to_le_bytes());
+        let crc = ubt_store::format::checksum(&slot[4..]);
+        slot[..4].copy_from_slice(&crc.to_le_bytes());
+        rewritten += 1;
+    }
+    assert!(rewritten >= 2, "the database has written its meta copies");
+    let old = with(&before, META_FILE, meta);
+    let old_files = files(&old);
+    for read_only in [false, true] {
+        let options = Options {
+            read_only,
+            ..Options::default()
+        };
+        match open_sim(&old, &options) {
+            Err(StoreError::UnsupportedVersion { found, supported }) => {
+                assert_eq!(found, previous);
+                assert_eq!(supported, ubt_store::FORMAT_VERSION);
+            }
+            Err(other) => panic!("read_only {read_only}: {other}"),
+            Ok(_) => panic!("read_only {read_only}: a previous-version database opened"),
+        }
+        assert_eq!(files(&old), old_files, "a refused open wrote nothing");
+    }
+}

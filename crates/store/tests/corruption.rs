@@ -598,15 +598,16 @@ fn flip_revert_segment(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> T
     revert
 }
 
-/// Buckets: the first 173 bytes of the first bucket (the fixed header, up
-/// to four sub-bucket hashes, then records), then a spread over all bucket
-/// bytes.
+/// Buckets: the first bytes of the first bucket (the fixed header and the
+/// prefix, up to one hash per sub-bucket, then records), then a spread
+/// over all bucket bytes.
 fn flip_buckets(fx: &Fixture, layout: &Layout, rng: &mut SplitMix64) -> Tally {
     let bucket_ranges: Vec<std::ops::Range<u64>> =
         layout.buckets.iter().map(|e| e.offset..e.end()).collect();
     let mut buckets = Tally::default();
     let first = layout.buckets[0];
-    let mut offsets: Vec<u64> = (first.offset..first.offset + 45 + 4 * 32)
+    let header_span = 48 + 32 * ubt_store::bucket::SUB_COUNT as u64;
+    let mut offsets: Vec<u64> = (first.offset..first.offset + header_span)
         .filter(|o| *o < first.end())
         .collect();
     offsets.extend(spread(&bucket_ranges, BUCKET_FLIPS, rng));

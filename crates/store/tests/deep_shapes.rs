@@ -6,8 +6,8 @@
 //! Random keys almost never share more than ~40 bits, so the property
 //! tests elsewhere never reached the bottom of the upper trie; these cases
 //! build it on purpose (two stems differing only in their last bit land in
-//! one bucket prefix of 246 bits, an internal upper-trie node at depth
-//! 245, below page roots at every multiple of G).
+//! one bucket of the longest prefix, 244 bits, under an internal
+//! upper-trie node at depth 243, below page roots at every multiple of G).
 
 // Test code: a failed unwrap is a failed test, and casts narrow test data.
 #![allow(

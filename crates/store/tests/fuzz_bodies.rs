@@ -125,7 +125,8 @@ fn the_checksum_bit_lets_mutations_past_the_checksum() {
     let bucket = &seeds.bucket[0][1..];
     let prefix_len = usize::from(bucket[6]);
     let mut bits = [0u8; 31];
-    bits[..prefix_len.div_ceil(8)].copy_from_slice(&bucket[14..14 + prefix_len.div_ceil(8)]);
+    let at = ubt_store::bucket::codec::FIXED_HEADER_BYTES;
+    bits[..prefix_len.div_ceil(8)].copy_from_slice(&bucket[at..at + prefix_len.div_ceil(8)]);
     let prefix = ubt_store::prefix::Prefix::from_parts(bits, prefix_len).expect("prefix");
     let mut flipped = bucket.to_vec();
     let last = flipped.len() - 1;

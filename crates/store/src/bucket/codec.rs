@@ -4,13 +4,14 @@
 //! off  len   field
 //! 0    4     CRC-32C of bytes [4, encoded length)
 //! 4    1     tag 0xb1
-//! 5    1     format version (2)
-//! 6    1     prefix length p in bits (0..=246)
-//! 7    1     sub-bucket occupancy codes, 2 bits each (sub 0 in bits 0-1)
-//! 8    2     stem count
-//! 10   4     encoded length in bytes (header included)
-//! 14   P     the prefix's ceil(p / 8) bytes (bits past p are zero)
-//! 14+P 32*k  hash of each of the k non-empty sub-buckets, in order
+//! 5    1     format version (3)
+//! 6    1     prefix length p in bits (0..=244)
+//! 7    4     sub-bucket occupancy codes, 2 bits each, little-endian
+//!            (sub-bucket 0 in bits 0-1 of the first byte)
+//! 11   2     stem count
+//! 13   4     encoded length in bytes (header included)
+//! 17   P     the prefix's ceil(p / 8) bytes (bits past p are zero)
+//! 17+P 32*k  hash of each of the k non-empty sub-buckets (of 16), in order
 //! ...        stem records, ascending by stem
 //! ```
 //!
@@ -31,8 +32,11 @@ use crate::format::{checksum, Reader, FORMAT_VERSION, FORMAT_VERSION_BYTE, TAG_B
 use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 
+/// Bytes of the sub-bucket occupancy codes (two bits per sub-bucket).
+const OCCUPANCY_BYTES: usize = SUB_COUNT / 4;
+const _: () = assert!(OCCUPANCY_BYTES >= 1 && OCCUPANCY_BYTES <= 4);
 /// Fixed header bytes before the prefix.
-const FIXED_HEADER_BYTES: usize = 14;
+pub const FIXED_HEADER_BYTES: usize = 13 + OCCUPANCY_BYTES;
 /// Counts up to this many are stored as a list of sub-index bytes.
 const INDEX_LIST_MAX: usize = 32;
 
@@ -59,13 +63,13 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
     out.push(TAG_BUCKET);
     out.push(FORMAT_VERSION_BYTE);
     out.push(bucket.prefix.len_byte());
-    let mut codes = 0u8;
+    let mut codes = 0u32;
     for (sub, summary) in subs.iter().enumerate() {
-        codes |= summary.occupancy.code() << (2 * sub);
+        codes |= u32::from(summary.occupancy.code()) << (2 * sub);
     }
-    out.push(codes);
+    out.extend_from_slice(&codes.to_le_bytes()[..OCCUPANCY_BYTES]);
     // A bucket over its capacity (at most 64 KiB) is split; one that
-    // cannot be has a single stem or at most four (under a prefix of
+    // cannot be has a single stem or at most SUB_COUNT (under a prefix of
     // BUCKET_PREFIX_MAX).
     #[allow(clippy::cast_possible_truncation)]
     let (stem_count, encoded_len) = (bucket.stems.len() as u16, bucket.encoded_len() as u32);
@@ -114,7 +118,7 @@ pub fn encode(bucket: &Bucket) -> Vec<u8> {
 /// The parsed header of a bucket.
 struct Header<'a> {
     prefix: Prefix,
-    codes: u8,
+    codes: u32,
     stem_count: usize,
     sub_hashes: [Option<[u8; 32]>; SUB_COUNT],
     records: Reader<'a>,
@@ -138,7 +142,7 @@ pub fn checksum_matches(bytes: &[u8], expected_crc: u32) -> bool {
         return false;
     };
     // Tag, version, prefix length, occupancy codes, stem count.
-    let Some(encoded_len) = r.take(6).and_then(|_| r.u32()) else {
+    let Some(encoded_len) = r.take(5 + OCCUPANCY_BYTES).and_then(|_| r.u32()) else {
         return false;
     };
     let encoded_len = encoded_len as usize;
@@ -173,7 +177,9 @@ fn parse_header<'a>(
     let tag = r.u8().ok_or_else(too_short)?;
     let version = r.u8().ok_or_else(too_short)?;
     let prefix_len = usize::from(r.u8().ok_or_else(too_short)?);
-    let codes = r.u8().ok_or_else(too_short)?;
+    let mut code_bytes = [0u8; 4];
+    code_bytes[..OCCUPANCY_BYTES].copy_from_slice(r.take(OCCUPANCY_BYTES).ok_or_else(too_short)?);
+    let codes = u32::from_le_bytes(code_bytes);
     let stem_count = usize::from(r.u16().ok_or_else(too_short)?);
     let encoded_len = r.u32().ok_or_else(too_short)? as usize;
     let prefix_bytes_len = prefix_len.min(BUCKET_PREFIX_MAX).div_ceil(8);
@@ -224,7 +230,8 @@ fn parse_header<'a>(
     }
     let mut sub_hashes = [None; SUB_COUNT];
     for (sub, slot) in sub_hashes.iter_mut().enumerate() {
-        let code = (codes >> (2 * sub)) & 3;
+        #[allow(clippy::cast_possible_truncation)] // two bits
+        let code = ((codes >> (2 * sub)) & 3) as u8;
         match Occupancy::from_code(code) {
             None => return Err(bad(location, "occupancy code 3")),
             Some(Occupancy::Empty) => {}
@@ -394,7 +401,8 @@ pub fn decode_with(
             1 => Occupancy::One,
             _ => Occupancy::Many,
         };
-        let code = (header.codes >> (2 * index)) & 3;
+        #[allow(clippy::cast_possible_truncation)] // two bits
+        let code = ((header.codes >> (2 * index)) & 3) as u8;
         if occupancy.code() != code {
             return Err(bad(
                 location,

@@ -8,11 +8,12 @@
 //! summary.
 //!
 //! To keep rehashing cheap when one stem changes, the bucket stores the
-//! summaries of its four sub-buckets (the next [`SUB_BITS`] prefix bits):
-//! a change recomputes only the stems of one sub-bucket, about a quarter of
-//! the bucket. Stems with [`STEM_HASH_CACHE_MIN`] or more values also store
-//! their own hash, so a big stem is never rehashed because a neighbour
-//! changed.
+//! summaries of its [`SUB_COUNT`] sub-buckets (the next [`SUB_BITS`] prefix
+//! bits): a change recomputes only the stems of one sub-bucket, about a
+//! sixteenth of the bucket, and the fifteen combining hashes above the
+//! sub-buckets. Stems with [`STEM_HASH_CACHE_MIN`] or more values also
+//! store their own hash, so a big stem is never rehashed because a
+//! neighbour changed.
 //!
 //! A bucket that grows past the database's bucket capacity (encoded bytes,
 //! [`BUCKET_BYTES_DEFAULT`] unless chosen at creation, see
@@ -33,7 +34,7 @@ use crate::summary::{combine, subtrie_summary, Summary};
 pub use stems::StemEntry;
 
 /// Prefix bits below a bucket's prefix that select a sub-bucket.
-pub const SUB_BITS: usize = 2;
+pub const SUB_BITS: usize = 4;
 /// Number of sub-buckets.
 pub const SUB_COUNT: usize = 1 << SUB_BITS;
 /// Encoded size above which a bucket is split, unless the database was
@@ -369,7 +370,7 @@ impl Bucket {
     }
 
     /// The bucket's summary: recomputes stale sub-buckets (and the hashes
-    /// of their stems), then combines the four sub-bucket summaries.
+    /// of their stems), then combines the sub-bucket summaries.
     pub fn summary(&mut self) -> Summary {
         let stale = self.stale_ranges();
         if !stale.is_empty() {
@@ -387,7 +388,7 @@ impl Bucket {
     }
 
     /// Recomputes the `stale` sub-buckets' summaries from their stems'
-    /// hashes (all present) and combines the four.
+    /// hashes (all present) and combines them all.
     fn finish_summary(&mut self, stale: Vec<(usize, std::ops::Range<usize>)>) -> Summary {
         let depth = self.prefix.len() + SUB_BITS;
         for (sub, range) in stale {
@@ -401,9 +402,7 @@ impl Bucket {
     /// Combines the (fresh) sub-bucket summaries.
     fn summary_of_subs(&self) -> Summary {
         debug_assert!(self.sub_fresh.iter().all(|f| *f));
-        let left = combine(&self.sub[0], &self.sub[1]);
-        let right = combine(&self.sub[2], &self.sub[3]);
-        combine(&left, &right)
+        combine_subs(&self.sub)
     }
 
     /// The sub-bucket summaries (call [`Bucket::summary`] first).
@@ -512,6 +511,23 @@ pub(crate) fn sub_bucket_of(prefix_len: usize, stem: &Stem) -> usize {
     let byte = prefix_len / 8;
     let pair = u16::from_be_bytes([stem.0[byte], stem.0.get(byte + 1).copied().unwrap_or(0)]);
     usize::from(pair >> (16 - SUB_BITS - prefix_len % 8)) & (SUB_COUNT - 1)
+}
+
+/// The summary of the subtree over `subs`, adjacent sub-bucket summaries
+/// (a power of two of them, aligned to their common prefix): combined
+/// pairwise, level by level.
+pub(crate) fn combine_subs(subs: &[Summary]) -> Summary {
+    debug_assert!(subs.len().is_power_of_two() && subs.len() <= SUB_COUNT);
+    let mut level = [Summary::EMPTY; SUB_COUNT];
+    level[..subs.len()].copy_from_slice(subs);
+    let mut width = subs.len();
+    while width > 1 {
+        width /= 2;
+        for at in 0..width {
+            level[at] = combine(&level[2 * at], &level[2 * at + 1]);
+        }
+    }
+    level[0]
 }
 
 /// The summary of each bucket, as [`Bucket::summary`] would return it,

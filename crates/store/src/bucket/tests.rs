@@ -298,13 +298,15 @@ fn arbitrary_bytes_never_panic() {
     for _ in 0..2000 {
         let len = (next() % 600) as usize;
         let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
-        if bytes.len() > 14 {
-            // A plausible header so the decoder gets past the first checks.
+        if bytes.len() > codec::FIXED_HEADER_BYTES {
+            // A plausible header (root prefix, the current version, the
+            // encoded length) so the decoder gets past the first checks.
             bytes[4] = crate::format::TAG_BUCKET;
-            bytes[5] = 1;
+            bytes[5] = crate::format::FORMAT_VERSION_BYTE;
             bytes[6] = 0;
             let encoded = (bytes.len() as u32).to_le_bytes();
-            bytes[10..14].copy_from_slice(&encoded);
+            let at = codec::FIXED_HEADER_BYTES - 4;
+            bytes[at..at + 4].copy_from_slice(&encoded);
             let crc = crate::format::checksum(&bytes[4..]);
             bytes[..4].copy_from_slice(&crc.to_le_bytes());
             let _ = decode(&bytes, &Prefix::ROOT, crc, &"fuzz");

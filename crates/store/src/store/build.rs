@@ -210,7 +210,7 @@ impl<I: Iterator<Item = (B256, B256)>> Builder<I> {
     }
 
     /// Builds the subtree at `prefix` into `node` (already pushed).
-    /// Explicit stack: prefixes can be 246 bits deep.
+    /// Explicit stack: prefixes can be 244 bits deep.
     fn build_from(&mut self, root: NodeId, root_prefix: Prefix) -> Result<()> {
         let mut stack = vec![(root, root_prefix)];
         while let Some((node, prefix)) = stack.pop() {

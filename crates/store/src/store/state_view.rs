@@ -20,12 +20,9 @@ use ubt_spec::hash::Hash;
 use ubt_spec::key::Stem;
 use ubt_spec::view::{TrieView, ViewNode};
 
-use crate::bucket::{compute_stem_hash, Bucket, SUB_BITS};
-use crate::summary::{combine, subtrie_summary, Occupancy, Summary};
+use crate::bucket::{combine_subs, compute_stem_hash, Bucket, SUB_BITS};
+use crate::summary::{subtrie_summary, Occupancy, Summary};
 use crate::upper::{id_of, BucketId, Link, NodeId, UpperTrie, ROOT};
-
-// `ViewBucket::range_summary` reads the levels of the sub-buckets as two.
-const _: () = assert!(SUB_BITS == 2);
 
 /// A loaded bucket, at the view's root, with its stems' hashes computed on
 /// first use.
@@ -68,12 +65,11 @@ impl ViewBucket {
         let subs = self.bucket.sub_summaries();
         if depth <= prefix_len + SUB_BITS {
             // Whole sub-buckets: their stored summaries, combined.
+            // The sub-buckets sharing the stems' first `depth` bits.
             let first = crate::bucket::sub_bucket_of(prefix_len, &self.bucket.stems()[lo].stem);
-            return match depth - prefix_len {
-                0 => combine(&combine(&subs[0], &subs[1]), &combine(&subs[2], &subs[3])),
-                1 => combine(&subs[first & !1], &subs[first | 1]),
-                _ => subs[first],
-            };
+            let width = 1 << (prefix_len + SUB_BITS - depth);
+            let start = first & !(width - 1);
+            return combine_subs(&subs[start..start + width]);
         }
         let hashed: Vec<(Stem, Hash)> = (lo..hi)
             .map(|index| (self.bucket.stems()[index].stem, self.stem_hash(index)))

@@ -51,7 +51,7 @@ pub fn id_of(index: usize) -> u32 {
     id
 }
 
-/// A node depth as stored: at most a bucket prefix, 246 bits.
+/// A node depth as stored: at most a bucket prefix, 244 bits.
 pub(crate) fn depth_byte(depth: usize) -> u8 {
     debug_assert!(depth <= crate::bucket::BUCKET_PREFIX_MAX);
     u8::try_from(depth).unwrap_or(u8::MAX)
