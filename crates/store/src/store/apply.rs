@@ -110,7 +110,7 @@ impl TaskContext<'_> {
             let writes = &self.ordered[self.groups[index].1.clone()];
             let target = &self.targets[index];
             let outcome = match input {
-                Input::Ready(bucket, memory) => Ok(write(bucket, writes, memory, self.capacity)),
+                Input::Ready(bucket, memory) => Ok(write(*bucket, writes, memory, self.capacity)),
                 // Cached bytes passed their checksum when cached.
                 Input::Bytes(bytes) => {
                     decode_and_write(&bytes, target, writes, Checksum::Verified, self.capacity)
@@ -161,7 +161,7 @@ struct Written {
 /// Applies `writes` to `bucket` and splits it if it grows past `capacity`
 /// encoded bytes; the pieces are hashed by [`finish`].
 fn write(
-    mut bucket: Box<Bucket>,
+    mut bucket: Bucket,
     writes: &[(B256, Option<B256>)],
     memory_before: usize,
     capacity: usize,
@@ -198,7 +198,7 @@ fn write(
         undo
     };
     Written {
-        pieces: (*bucket).split_to_fit(capacity),
+        pieces: bucket.split_to_fit(capacity),
         undo,
         stems_before,
         leaves_before,
@@ -256,7 +256,7 @@ fn decode_and_write(
         .unwrap_or_else(|| unreachable!("only buckets with an extent are decoded"));
     let location = BlockAt(&extent);
     let bucket = codec::decode_with(bytes, &target.prefix, target.crc, &location, checked)?;
-    Ok(write(Box::new(bucket), writes, 0, capacity))
+    Ok(write(bucket, writes, 0, capacity))
 }
 
 /// Whether a bucket's bytes read for an apply match their extent's
