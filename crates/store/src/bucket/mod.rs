@@ -25,12 +25,12 @@ pub mod codec;
 mod stems;
 
 use alloy_primitives::B256;
-use ubt_spec::hash::Hash;
+use ubt_spec::hash::{hash64_many, Hash};
 use ubt_spec::key::{sub_index, Stem};
 use ubt_spec::stem::{stem_hash, stem_hashes, subtree_root, StemLeaves};
 
 use crate::prefix::Prefix;
-use crate::summary::{combine, subtrie_summary, Summary};
+use crate::summary::{combine, combine_unhashed, subtrie_summary, Occupancy, Summary};
 pub use stems::StemEntry;
 
 /// Prefix bits below a bucket's prefix that select a sub-bucket.
@@ -395,13 +395,19 @@ impl Bucket {
     /// Recomputes the `stale` sub-buckets' summaries from their stems'
     /// hashes (all present) and combines them all.
     fn finish_summary(&mut self, stale: Vec<(usize, std::ops::Range<usize>)>) -> Summary {
+        self.refresh_subs(stale);
+        self.summary_of_subs()
+    }
+
+    /// Recomputes the `stale` sub-buckets' summaries from their stems'
+    /// hashes (all present).
+    fn refresh_subs(&mut self, stale: Vec<(usize, std::ops::Range<usize>)>) {
         let depth = self.prefix.len() + SUB_BITS;
         for (sub, range) in stale {
             debug_assert!(self.stems[range.clone()].iter().all(|e| e.hash().is_some()));
             self.sub[sub] = subtrie_summary(&self.stems[range], depth);
             self.sub_fresh[sub] = true;
         }
-        self.summary_of_subs()
     }
 
     /// Combines the (fresh) sub-bucket summaries.
@@ -554,11 +560,61 @@ pub fn summaries(buckets: &mut [&mut Bucket]) -> Vec<Summary> {
         }
     }
     hash_missing_stems(buckets, missing);
-    buckets
-        .iter_mut()
-        .zip(stale)
-        .map(|(bucket, subs)| bucket.finish_summary(subs))
-        .collect()
+    for (bucket, subs) in buckets.iter_mut().zip(stale) {
+        bucket.refresh_subs(subs);
+    }
+    combine_subs_of_all(buckets)
+}
+
+/// Each bucket's summary from its (fresh) sub-bucket summaries, as
+/// [`combine_subs`] gives it, combined level by level with the hashes of
+/// a level, across all the buckets, in one batched call: a bucket's
+/// fifteen combining hashes are a chain of four dependent levels, which
+/// hashed one by one keep the SHA-256 unit waiting on each result.
+fn combine_subs_of_all(buckets: &[&mut Bucket]) -> Vec<Summary> {
+    let mut levels: Vec<[Summary; SUB_COUNT]> = buckets
+        .iter()
+        .map(|bucket| {
+            debug_assert!(bucket.sub_fresh.iter().all(|f| *f));
+            *bucket.sub
+        })
+        .collect();
+    let mut messages: Vec<[u8; 64]> = Vec::new();
+    let mut targets: Vec<(usize, usize)> = Vec::new();
+    let mut hashes: Vec<Hash> = Vec::new();
+    let mut width = SUB_COUNT;
+    while width > 1 {
+        width /= 2;
+        messages.clear();
+        targets.clear();
+        for (index, level) in levels.iter_mut().enumerate() {
+            // Slot `at` takes the pair at `2 * at` and `2 * at + 1`: every
+            // later pair lies past it, so the level updates in place.
+            for at in 0..width {
+                let (left, right) = (level[2 * at], level[2 * at + 1]);
+                match combine_unhashed(&left, &right) {
+                    Some(summary) => level[at] = summary,
+                    None => {
+                        let mut message = [0u8; 64];
+                        message[..32].copy_from_slice(&left.hash);
+                        message[32..].copy_from_slice(&right.hash);
+                        messages.push(message);
+                        targets.push((index, at));
+                    }
+                }
+            }
+        }
+        hashes.clear();
+        hashes.resize(messages.len(), [0u8; 32]);
+        hash64_many(&messages, &mut hashes);
+        for (&(index, at), hash) in targets.iter().zip(&hashes) {
+            levels[index][at] = Summary {
+                occupancy: Occupancy::Many,
+                hash: *hash,
+            };
+        }
+    }
+    levels.iter().map(|level| level[0]).collect()
 }
 
 /// Hashes the stems at `missing` (index into `buckets`, stem position)
