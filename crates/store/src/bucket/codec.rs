@@ -33,7 +33,7 @@ use crate::prefix::Prefix;
 use crate::summary::{Occupancy, Summary};
 
 /// Bytes of the sub-bucket occupancy codes (two bits per sub-bucket).
-const OCCUPANCY_BYTES: usize = SUB_COUNT / 4;
+pub const OCCUPANCY_BYTES: usize = SUB_COUNT / 4;
 const _: () = assert!(OCCUPANCY_BYTES >= 1 && OCCUPANCY_BYTES <= 4);
 /// Fixed header bytes before the prefix.
 pub const FIXED_HEADER_BYTES: usize = 13 + OCCUPANCY_BYTES;

@@ -381,3 +381,34 @@ fn sub_buckets_are_the_bits_after_the_prefix() {
         }
     }
 }
+
+/// Every sub-bucket's occupancy code is read and checked, the last of the
+/// sixteen as much as the first: each code replaced by any other value,
+/// under a recomputed checksum, makes the decode fail.
+#[test]
+fn every_sub_buckets_occupancy_code_is_checked() {
+    let (bytes, crc) = forty_stem_bucket();
+    assert!(decode(&bytes, &Prefix::ROOT, crc, &"intact").is_ok());
+    // After the checksum (4 bytes), the tag, the version and the prefix
+    // length (1 byte each).
+    let codes_at = 7;
+    let mut word = [0u8; 4];
+    word[..codec::OCCUPANCY_BYTES]
+        .copy_from_slice(&bytes[codes_at..codes_at + codec::OCCUPANCY_BYTES]);
+    let codes = u32::from_le_bytes(word);
+    for sub in 0..SUB_COUNT {
+        let own = (codes >> (2 * sub)) & 3;
+        for other in (0..4u32).filter(|c| *c != own) {
+            let altered = codes & !(3 << (2 * sub)) | other << (2 * sub);
+            let mut damaged = bytes.clone();
+            damaged[codes_at..codes_at + codec::OCCUPANCY_BYTES]
+                .copy_from_slice(&altered.to_le_bytes()[..codec::OCCUPANCY_BYTES]);
+            let crc = crate::format::checksum(&damaged[4..]);
+            damaged[..4].copy_from_slice(&crc.to_le_bytes());
+            assert!(
+                decode(&damaged, &Prefix::ROOT, crc, &"codes").is_err(),
+                "sub-bucket {sub}: code {own} -> {other} accepted"
+            );
+        }
+    }
+}
