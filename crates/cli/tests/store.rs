@@ -466,6 +466,48 @@ fn flipped_trie_page_byte_fails_open_with_exit_1() {
     assert_fails(&out, 1, "corrupted trie page");
 }
 
+/// A database of the previous on-disk format (its meta copies rewritten
+/// to the previous version under a valid checksum) is refused by every
+/// command that opens it: exit 1, one line naming both versions and how to
+/// rebuild, and not a byte of it changed.
+#[test]
+fn a_database_of_the_previous_format_is_refused_and_left_alone() {
+    let dir = TempDir::new();
+    let example = repo_file("examples/state.jsonl");
+    let db = text(&dir.path("db"));
+    assert!(load(&db, &example).status.success());
+    let meta_path = dir.path("db").join("ubt.meta");
+    let mut meta = std::fs::read(&meta_path).expect("meta");
+    let previous = ubt_store::FORMAT_VERSION - 1;
+    for slot in meta.chunks_exact_mut(4096) {
+        // Checksum (4 bytes), magic (8), version (2, little-endian).
+        if &slot[4..12] == b"UBT-META" {
+            slot[12..14].copy_from_slice(&previous.to_le_bytes());
+            let crc = ubt_store::format::checksum(&slot[4..]);
+            slot[..4].copy_from_slice(&crc.to_le_bytes());
+        }
+    }
+    std::fs::write(&meta_path, &meta).expect("write meta");
+    let files = |dir: &TempDir| -> Vec<Vec<u8>> {
+        ["ubt.meta", "ubt.data", "ubt.wal"]
+            .iter()
+            .map(|name| std::fs::read(dir.path("db").join(name)).expect(name))
+            .collect()
+    };
+    let before = files(&dir);
+    let expected = format!(
+        "unsupported format version {previous} (this build reads version {})",
+        ubt_store::FORMAT_VERSION
+    );
+    for command in ["verify", "root", "stats"] {
+        let out = ubt(&[command, "--db", &db], None);
+        assert_fails(&out, 1, &expected);
+        assert_fails(&out, 1, "ubt load");
+    }
+    assert_fails(&ubt(&["get", "--db", &db, &hex32(1)], None), 1, &expected);
+    assert_eq!(files(&dir), before, "a refused open changed the files");
+}
+
 #[test]
 fn missing_database_exits_1_and_creates_nothing() {
     let dir = TempDir::new();

@@ -98,7 +98,10 @@ pub enum StoreError {
         requested: usize,
     },
     /// The database uses an on-disk format this build does not read.
-    #[error("unsupported format version {found} (this build reads version {supported})")]
+    #[error(
+        "unsupported format version {found} (this build reads version {supported}); \
+         rebuild the database from its source with `ubt load` or `ubt import`"
+    )]
     UnsupportedVersion {
         /// Version on disk.
         found: u16,
